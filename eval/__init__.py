@@ -1,0 +1,1 @@
+"""MemFuse: eval layer."""

@@ -1,0 +1,249 @@
+"""The data model: atomic events, fused nodes, typed edges.
+
+Events are immutable observations; fused nodes are mutable summaries that point
+back to their member events; edges are typed relations between the two layers.
+Timestamps are household-local wall-clock times (naive datetimes): an offset in
+the input is dropped, keeping the clock time the device reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from memory.errors import InvalidEventError
+
+
+class Modality(StrEnum):
+    """The nine sensing modalities of the MemFuse taxonomy."""
+
+    HEALTH = "health"
+    MOTION = "motion"
+    VISION = "vision"
+    AUDIO = "audio"
+    ENVIRONMENT = "environment"
+    LOCATION = "location"
+    APP_USAGE = "app_usage"
+    DIALOGUE = "dialogue"
+    DEVICE_STATUS = "device_status"
+
+
+class SourceKind(StrEnum):
+    """Why an event exists; benchmark generators label it, users' own events are `user`."""
+
+    STORYLINE = "storyline"
+    ROUTINE = "routine"
+    PERIODIC = "periodic"
+    NOISE = "noise"
+    CONFLICT = "conflict"
+    ADVERSARIAL = "adversarial"
+    USER = "user"
+
+
+class EdgeType(StrEnum):
+    """The three typed relations of the dual-layer graph."""
+
+    BELONG = "belong"  # event -> fused node (membership)
+    CAUSAL = "causal"  # event -> event, stored directed, walked both ways
+    SEMANTIC = "semantic"  # any node <-> any node, weighted by similarity
+
+
+class NodeKind(StrEnum):
+    EVENT = "event"
+    FUSED = "fused"
+
+
+FUSED_PREFIX = "fused_"
+
+
+def parse_timestamp(value: Any) -> datetime:
+    """Accept a datetime or an ISO-8601 string (``T`` or space, optional seconds/offset/``Z``)."""
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=None)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}")
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1]
+    try:
+        return datetime.fromisoformat(text).replace(tzinfo=None)
+    except ValueError:
+        raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}") from None
+
+
+def format_timestamp(ts: datetime) -> str:
+    return ts.strftime("%Y-%m-%d %H:%M:%S")
+
+
+class Event(BaseModel):
+    """One immutable, source-tagged observation: what one device sensed at one moment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    event_id: str = Field(min_length=1, description="Unique id; benchmark ids are kept as given.")
+    timestamp: datetime = Field(description="When the device observed it (household-local time).")
+    device: str = Field(min_length=1, description="The source device id, e.g. `watch_david`.")
+    modality: Modality = Field(description="Which of the nine sensing modalities produced it.")
+    location: str = Field(default="", description="Where the device (or the person) was.")
+    description: str = Field(min_length=1, description="What the device observed, in words.")
+    characters: tuple[str, ...] = Field(default=(), description="People involved.")
+    source: SourceKind = Field(default=SourceKind.USER, description="Why the event exists.")
+    owner: str | None = Field(default=None, description="Owner of the device, or `shared`.")
+    episode_id: str | None = Field(default=None, description="Storyline episode, if known.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else, kept as given.")
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _parse_ts(cls, value: Any) -> datetime:
+        return parse_timestamp(value)
+
+    @field_validator("description", "device", mode="before")
+    @classmethod
+    def _strip(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("characters", mode="before")
+    @classmethod
+    def _chars(cls, value: Any) -> Any:
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(",") if p.strip())
+        return value
+
+    def index_text(self) -> str:
+        """The text indexed densely and lexically: what was seen, by which source, of whom."""
+        people = ", ".join(self.characters)
+        extra = f" ({people})" if people else ""
+        return f"{self.description} [{self.device} @ {self.location}]{extra}"
+
+    def serialize(self) -> str:
+        """The reader's line format: ``[time] [device] [location] description``."""
+        return f"[{format_timestamp(self.timestamp)}] [{self.device}] [{self.location}] {self.description}"
+
+    def fingerprint(self) -> str:
+        """Content hash of everything but the id, to tell an identical re-ingest from a conflict."""
+        data = self.model_dump(mode="json", exclude={"event_id"})
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+    def differing_fields(self, other: Event) -> list[str]:
+        mine, theirs = self.model_dump(mode="json"), other.model_dump(mode="json")
+        return sorted(k for k in mine if mine[k] != theirs.get(k))
+
+
+_EVENT_FIELDS = set(Event.model_fields)
+
+
+def parse_event(record: dict[str, Any], position: int | None = None) -> Event:
+    """Validate one raw record; unknown keys go into ``metadata``.
+
+    Raises InvalidEventError naming the event id and the first field at fault.
+    """
+    if not isinstance(record, dict):
+        raise InvalidEventError(None, "<record>", f"expected a JSON object, got {type(record).__name__}", position)
+    event_id = record.get("event_id")
+    if event_id is None or (isinstance(event_id, str) and not event_id.strip()):
+        raise InvalidEventError(None, "event_id", "missing or empty", position)
+    known = {k: v for k, v in record.items() if k in _EVENT_FIELDS}
+    extra = {k: v for k, v in record.items() if k not in _EVENT_FIELDS}
+    if extra:
+        known["metadata"] = {**extra, **(known.get("metadata") or {})}
+    for required in ("device", "description", "modality", "timestamp"):
+        value = known.get(required)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            problem = "missing" if value is None else "empty"
+            raise InvalidEventError(str(event_id), required, problem, position)
+    try:
+        return Event.model_validate(known)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "<record>"
+        problem = err["msg"]
+        if field == "modality":
+            problem = f"unknown modality {known.get('modality')!r} (expected one of: {', '.join(m.value for m in Modality)})"
+        elif field == "timestamp":
+            problem = f"unparseable timestamp {known.get('timestamp')!r}"
+        raise InvalidEventError(str(event_id), field, problem, position) from None
+
+
+def parse_events(records: Iterable[dict[str, Any]]) -> list[Event]:
+    """Validate a whole batch before anything is written; the first bad record aborts it."""
+    events: list[Event] = []
+    seen: dict[str, Event] = {}
+    for position, record in enumerate(records, start=1):
+        event = parse_event(record, position)
+        previous = seen.get(event.event_id)
+        if previous is not None and previous.fingerprint() != event.fingerprint():
+            raise InvalidEventError(event.event_id, "event_id", "duplicated in the batch with different content", position)
+        if previous is None:
+            seen[event.event_id] = event
+            events.append(event)
+    return events
+
+
+class FusedNode(BaseModel):
+    """A cluster-layer memory: a summary with back-pointers to its member events."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    node_id: str = Field(description="Starts with `fused_`.")
+    summary: str = Field(min_length=1, description="English summary of what the members share.")
+    members: list[str] = Field(min_length=1, description="Member event ids (belong edges).")
+    start: datetime = Field(description="Earliest member timestamp.")
+    end: datetime = Field(description="Latest member timestamp.")
+    subjects: list[str] = Field(default_factory=list, description="People among the members.")
+    devices: list[str] = Field(default_factory=list, description="Devices among the members.")
+    version: int = Field(default=1, description="Bumped on every update.")
+
+    def index_text(self) -> str:
+        return self.summary
+
+    def serialize(self) -> str:
+        span = f"{format_timestamp(self.start)} - {format_timestamp(self.end)}"
+        return f"[{span}] [fused:{','.join(self.devices)}] [-] {self.summary}"
+
+    @classmethod
+    def from_members(cls, node_id: str, summary: str, members: list[Event], version: int = 1) -> FusedNode:
+        """Derive time range, subjects and devices from the member events."""
+        ordered = sorted(members, key=lambda e: (e.timestamp, e.event_id))
+        subjects = sorted({c for e in ordered for c in e.characters})
+        devices = sorted({e.device for e in ordered})
+        return cls(
+            node_id=node_id,
+            summary=summary,
+            members=[e.event_id for e in ordered],
+            start=ordered[0].timestamp,
+            end=ordered[-1].timestamp,
+            subjects=subjects,
+            devices=devices,
+            version=version,
+        )
+
+
+def is_fused_id(node_id: str) -> bool:
+    return node_id.startswith(FUSED_PREFIX)
+
+
+class Edge(BaseModel):
+    """A typed relation. Causal edges keep their direction; traversal walks them both ways."""
+
+    model_config = ConfigDict(frozen=True)
+
+    src: str
+    dst: str
+    type: EdgeType
+    weight: float = Field(default=1.0, ge=0.0, le=1.0, description="Similarity for semantic edges.")
+
+    def key(self) -> tuple[str, str, str]:
+        if self.type == EdgeType.SEMANTIC:  # undirected: one key for both orders
+            a, b = sorted((self.src, self.dst))
+            return (a, b, self.type.value)
+        return (self.src, self.dst, self.type.value)
+
+    def other(self, node_id: str) -> str:
+        return self.dst if node_id == self.src else self.src

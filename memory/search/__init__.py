@@ -1,0 +1,1 @@
+"""The search engine: seed retrieval, RRF, typed graph expansion, scoring, projection, context."""

@@ -1,0 +1,109 @@
+"""The search recipe: every knob of one search call, with the paper's values as defaults.
+
+Baselines and ablations are recipes (named constants at the bottom), not forks of
+the engine: the engine reads the config and hard-wires nothing.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class PathPriors(BaseModel):
+    """π(path): a small bonus by how a candidate was reached (paper, Appendix C)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seed: float = Field(default=0.08, description="Direct seed.")
+    time_window: float = Field(default=0.06, description="Hit of a confident time window.")
+    causal: float = Field(default=0.04, description="Reached through a causal path.")
+    membership: float = Field(default=0.03, description="Reached through a belong (membership) path.")
+    semantic: float = Field(default=0.01, description="Reached through a semantic path.")
+
+    def value(self, kind: str) -> float:
+        return float(getattr(self, kind))
+
+
+class PackWeights(BaseModel):
+    """s_pack(v) = summary·s_v + max·max_j s_j + top3·MeanTop3_j s_j + hop·β^h."""
+
+    model_config = ConfigDict(frozen=True)
+
+    summary: float = 0.40
+    max_member: float = 0.35
+    mean_top3: float = 0.15
+    hop: float = 0.10
+
+
+class ContextBudget(BaseModel):
+    """What the reader gets (paper, Appendix C)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    entries: int = Field(default=20, ge=1, description="Serialized context entries (a fused summary uses one).")
+    max_fused: int = Field(default=3, ge=0, description="Fused nodes that may contribute.")
+    max_members: int = Field(default=10, ge=1, description="Member events per contributing fused node.")
+    max_chars: int = Field(default=128_000, ge=100, description="Character cap on the whole context.")
+    include_summaries: bool = Field(default=True, description="Show fused summaries as entries.")
+
+
+class SearchConfig(BaseModel):
+    """One declarative search recipe. Defaults are MemFuse's (the DESIGN.md table)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(default="memfuse", description="Recipe name shown in reports.")
+    # seed retrieval
+    use_dense: bool = Field(default=True, description="Dense retrieval for the focus query and rewrites.")
+    use_bm25: bool = Field(default=True, description="BM25L retrieval for the lexical query.")
+    use_temporal: bool = Field(default=True, description="Temporal retrieval inside a confident window.")
+    use_rewrites: bool = Field(default=True, description="Also search the plan's rewrites (≤ 3).")
+    use_constraints: bool = Field(default=True, description="Honour time window / coverage / neighbours / timeline.")
+    dense_per_query: int = Field(default=10, ge=1, description="Dense hits per query (≤ 10 in the paper).")
+    bm25_top: int = Field(default=30, ge=1, description="BM25L hits kept for fusion.")
+    time_window_quota: int = Field(default=10, ge=1, description="Temporal seeds when the plan gives none.")
+    temporal_neighbor_keep: int = Field(default=6, ge=1, description="Neighbours kept when the plan gives none.")
+    rrf_k: int = Field(default=60, ge=1, description="RRF constant in 1/(k + rank).")
+    seed_pool: int = Field(default=30, ge=1, description="Best positive seeds kept.")
+    constraint_confidence: float = Field(default=0.6, ge=0.0, le=1.0, description="Min confidence to apply a constraint.")
+    # graph expansion
+    use_graph: bool = Field(default=True, description="Expand seeds along typed edges.")
+    use_fused: bool = Field(default=True, description="Let fused nodes seed, expand and enter the context.")
+    max_hops: int = Field(default=2, ge=0, description="Hop limit of the expansion.")
+    semantic_threshold: float = Field(default=0.8, ge=0.0, le=1.0, description="Min weight of a walked semantic edge.")
+    fused_expansion_budget: int = Field(default=8, ge=0, description="Fused nodes whose members may be expanded.")
+    max_expanded: int = Field(default=400, ge=1, description="Safety cap on expanded candidates.")
+    # scoring
+    beta: float = Field(default=0.7, gt=0.0, le=1.0, description="Graph-hop decay β.")
+    rrf_weight: float = Field(default=2.0, ge=0.0, description="Weight of r_RRF in s(x).")
+    date_boost: float = Field(default=0.0, description="b_date; 0 because time is handled by planning.")
+    priors: PathPriors = Field(default_factory=PathPriors)
+    pack: PackWeights = Field(default_factory=PackWeights)
+    # output
+    top_k: int = Field(default=20, ge=1, description="Events returned by one search.")
+    context: ContextBudget = Field(default_factory=ContextBudget)
+
+    def with_(self, **changes: object) -> SearchConfig:
+        return self.model_copy(update=changes)
+
+
+# Named recipes — one line each on what they are.
+MEMFUSE_DEFAULT = SearchConfig()  # the full engine with the paper's parameters
+NAIVE_RAG = SearchConfig(  # dense top-k only: the "naive RAG" baseline
+    name="naive_rag", use_bm25=False, use_temporal=False, use_rewrites=False,
+    use_constraints=False, use_graph=False, use_fused=False, dense_per_query=20,
+)
+BM25_ONLY = SearchConfig(  # lexical BM25L top-k only
+    name="bm25", use_dense=False, use_temporal=False, use_rewrites=False,
+    use_constraints=False, use_graph=False, use_fused=False,
+)
+HYBRID_RRF = SearchConfig(  # dense + BM25L fused by RRF, no graph
+    name="hybrid", use_temporal=False, use_rewrites=False, use_constraints=False,
+    use_graph=False, use_fused=False, dense_per_query=30,
+)
+MEMFUSE_NO_GRAPH = SearchConfig(name="memfuse_no_graph", use_graph=False)  # no edge traversal
+MEMFUSE_NO_FUSION = SearchConfig(name="memfuse_no_fusion", use_fused=False)  # fused nodes ignored, edges kept
+
+RECIPES: dict[str, SearchConfig] = {
+    r.name: r for r in (MEMFUSE_DEFAULT, NAIVE_RAG, BM25_ONLY, HYBRID_RRF, MEMFUSE_NO_GRAPH, MEMFUSE_NO_FUSION)
+}

@@ -1,0 +1,115 @@
+"""The round plan: what one search call is asked to do.
+
+The retrieval controller (an LLM or its offline twin) emits one of these per round;
+the CLI and the baselines build the simplest one from a query string. Every
+constraint carries a confidence and is honoured only at or above the config's
+``constraint_confidence`` (0.6 by default).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from datetime import datetime, time
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_REWRITES = 3
+MAX_QUERY_CHARS = 80
+
+
+class TimeWindow(BaseModel):
+    """One bounded span; ``date`` alone means that whole day."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    enabled: bool = False
+    date: dt.date | None = None
+    start_time: dt.time | None = None
+    end_time: dt.time | None = None
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    def bounds(self) -> tuple[datetime, datetime] | None:
+        """The [start, end] datetimes, or None when the window cannot be applied."""
+        if not self.enabled or self.date is None:
+            return None
+        start = datetime.combine(self.date, self.start_time or time(0, 0, 0))
+        end = datetime.combine(self.date, self.end_time or time(23, 59, 59))
+        if end < start:
+            return None
+        return start, end
+
+
+class CoverageDiversification(BaseModel):
+    """Spread the final selection over people and/or devices."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    enabled: bool = False
+    dimensions: list[str] = Field(default_factory=list, description="Subset of {user, device}.")
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    @field_validator("dimensions")
+    @classmethod
+    def _dims(cls, value: list[str]) -> list[str]:
+        return [d for d in dict.fromkeys(value) if d in ("user", "device")]
+
+
+class TemporalNeighbors(BaseModel):
+    """Pull adjacent events (same device or person) around hits."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    enabled: bool = False
+    radius: int = Field(default=1, ge=1, le=3)
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+class TimelineMode(BaseModel):
+    """Favour ordered coverage across the span (sequences, "what happened after…")."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    enabled: bool = False
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+class SeedQuotas(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    time_window_quota: int | None = Field(default=None, ge=1, description="Temporal seeds kept.")
+    temporal_neighbor_keep: int | None = Field(default=None, ge=1, description="Neighbours kept.")
+
+
+class RoundPlan(BaseModel):
+    """One executable retrieval plan (the paper's round plan schema)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    focus: str = Field(min_length=1, description="Standalone primary query keeping every constraint.")
+    semantic_queries: list[str] = Field(default_factory=list, description="≤ 3 facet rewrites, ≤ 80 chars.")
+    bm25_query: str = Field(default="", description="Lexical query keeping exact names, devices, numbers.")
+    keywords: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list, description="People, places, devices, objects.")
+    time_window: TimeWindow = Field(default_factory=TimeWindow)
+    coverage_diversification: CoverageDiversification = Field(default_factory=CoverageDiversification)
+    temporal_neighbors: TemporalNeighbors = Field(default_factory=TemporalNeighbors)
+    timeline_mode: TimelineMode = Field(default_factory=TimelineMode)
+    seed: SeedQuotas = Field(default_factory=SeedQuotas)
+
+    @field_validator("semantic_queries")
+    @classmethod
+    def _rewrites(cls, value: list[str]) -> list[str]:
+        cleaned = [q.strip()[:MAX_QUERY_CHARS] for q in value if q and q.strip()]
+        return list(dict.fromkeys(cleaned))[:MAX_REWRITES]
+
+    @classmethod
+    def from_query(cls, query: str) -> RoundPlan:
+        """The simple path: one query string, no constraints."""
+        return cls(focus=query, bm25_query=query)
+
+    def lexical_query(self) -> str:
+        return self.bm25_query or " ".join([self.focus, *self.keywords])
+
+    def signature(self) -> str:
+        """Canonical form used to refuse a repeated plan."""
+        return self.model_dump_json(exclude_none=True)

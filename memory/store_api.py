@@ -1,0 +1,96 @@
+"""The read/write surface of the memory store, as a Protocol.
+
+`memory.store.MemoryStore` implements it; the search engine, the fusion commit and
+the graphs depend only on this surface, so tests can reason about it in one place.
+All vectors are L2-normalised float32 numpy arrays, so cosine = dot product.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterable, Literal, Protocol, Sequence
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from memory.models import Edge, EdgeType, Event, FusedNode, NodeKind
+
+
+class AddReport(BaseModel):
+    """Outcome of an add_events batch."""
+
+    added: list[str] = Field(default_factory=list, description="Ids written now.")
+    unchanged: list[str] = Field(default_factory=list, description="Ids already stored with identical content.")
+
+
+class StoreStats(BaseModel):
+    events: int
+    fused_nodes: int
+    mean_members: float
+    edges: dict[str, int]
+    devices: int
+    people: int
+    first_event: datetime | None
+    last_event: datetime | None
+    pending_plans: int = 0
+
+
+class MemoryStoreAPI(Protocol):
+    # --- events (immutable) ---
+    def add_events(self, events: Sequence[Event], progress: bool = False) -> AddReport:
+        """All-or-nothing: a conflicting id (same id, other content) raises EventConflictError
+        before anything is written; identical re-adds are no-ops."""
+
+    def has_node(self, node_id: str) -> bool: ...
+    def get_event(self, event_id: str) -> Event: ...
+    def get_events(self, event_ids: Iterable[str]) -> list[Event]: ...
+    def all_events(self) -> list[Event]:
+        """Every event, ordered by (timestamp, event_id)."""
+
+    # --- fused nodes ---
+    def get_fused(self, node_id: str) -> FusedNode: ...
+    def all_fused(self) -> list[FusedNode]: ...
+    def fused_of(self, event_id: str) -> list[str]:
+        """Fused nodes the event belongs to."""
+
+    def put_fused(self, node: FusedNode) -> None:
+        """Insert or replace a fused node: re-embed and re-index its summary, rewrite its belong edges."""
+
+    def delete_fused(self, node_id: str) -> None: ...
+
+    # --- edges ---
+    def add_edge(self, edge: Edge) -> bool:
+        """Adds a causal or semantic edge (belong edges follow put_fused); False if it already exists."""
+
+    def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool: ...
+    def neighbors(self, node_id: str, edge_type: EdgeType | None = None) -> list[Edge]:
+        """Edges touching node_id in either direction."""
+
+    def edge_counts(self) -> dict[str, int]: ...
+
+    # --- indexes ---
+    def embed_query(self, text: str) -> np.ndarray: ...
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+    def vector(self, node_id: str) -> np.ndarray: ...
+    def dense_search(
+        self,
+        query_vector: np.ndarray,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Nearest nodes by cosine similarity, best first; `between` restricts events by time."""
+
+    def lexical_search(self, query: str, n: int, kind: NodeKind | None = None) -> list[tuple[str, float]]:
+        """BM25L over the same texts; only positive scores, best first."""
+
+    def events_between(self, start: datetime, end: datetime) -> list[str]:
+        """Event ids with start <= timestamp <= end, in time order."""
+
+    def adjacent_events(self, event_id: str, radius: int, by: Literal["device", "person"]) -> list[str]:
+        """Up to `radius` events before and after, on the same device (or sharing a person)."""
+
+    # --- what the store knows ---
+    def known_people(self) -> set[str]: ...
+    def known_devices(self) -> set[str]: ...
+    def stats(self) -> StoreStats: ...
