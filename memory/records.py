@@ -31,9 +31,14 @@ class ExpansionTrace(BaseModel):
         default_factory=list, description="Which seed lists ranked the seed (dense:0, bm25, temporal…)."
     )
     time_window_hit: bool = Field(default=False, description="Reached through a confident time window.")
+    neighbor_of: str | None = Field(
+        default=None, description="Pulled in as a temporal neighbour (same device/person) of this hit."
+    )
 
     def label(self) -> str:
         """Short human-readable provenance, e.g. ``seed(dense,bm25)`` or ``seed → causal → belong``."""
+        if self.neighbor_of is not None:
+            return f"temporal neighbour of {self.neighbor_of}"
         head = f"seed({','.join(self.seed_lists)})" if self.seed_lists else "seed"
         if not self.path:
             return head
@@ -41,7 +46,10 @@ class ExpansionTrace(BaseModel):
         return f"{head} {self.seed_id} → {hops}"
 
     def prior_kind(self) -> str:
-        """Which path-prior term applies: seed, time_window, causal, membership or semantic."""
+        """Which path-prior term applies: seed, time_window, causal, membership, semantic or
+        temporal_neighbor."""
+        if self.neighbor_of is not None:
+            return "temporal_neighbor"
         if not self.path:
             return "time_window" if self.time_window_hit and not self.seed_lists_without_time() else "seed"
         kinds = {s.edge for s in self.path}

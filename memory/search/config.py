@@ -6,6 +6,8 @@ the engine: the engine reads the config and hard-wires nothing.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -19,6 +21,11 @@ class PathPriors(BaseModel):
     causal: float = Field(default=0.04, description="Reached through a causal path.")
     membership: float = Field(default=0.03, description="Reached through a belong (membership) path.")
     semantic: float = Field(default=0.01, description="Reached through a semantic path.")
+    temporal_neighbor: float = Field(
+        default=0.04,
+        description="Pulled in as a temporal neighbour of a top hit (not in the paper; set like a "
+        "causal hop because same-source adjacency is the weakest form of causal proximity).",
+    )
 
     def value(self, kind: str) -> float:
         return float(getattr(self, kind))
@@ -66,6 +73,9 @@ class SearchConfig(BaseModel):
     rrf_k: int = Field(default=60, ge=1, description="RRF constant in 1/(k + rank).")
     seed_pool: int = Field(default=30, ge=1, description="Best positive seeds kept.")
     constraint_confidence: float = Field(default=0.6, ge=0.0, le=1.0, description="Min confidence to apply a constraint.")
+    window_overfetch: int = Field(
+        default=4, ge=1, description="BM25L hits fetched per kept hit when a confident window filters them."
+    )
     # graph expansion
     use_graph: bool = Field(default=True, description="Expand seeds along typed edges.")
     use_fused: bool = Field(default=True, description="Let fused nodes seed, expand and enter the context.")
@@ -79,6 +89,22 @@ class SearchConfig(BaseModel):
     date_boost: float = Field(default=0.0, description="b_date; 0 because time is handled by planning.")
     priors: PathPriors = Field(default_factory=PathPriors)
     pack: PackWeights = Field(default_factory=PackWeights)
+    rank_by: Literal["fusion_score", "rrf"] = Field(
+        default="fusion_score",
+        description="fusion_score: rank by s(x) / s_pack(v); rrf: rank by the seed RRF score alone "
+        "(the lexical/dense/hybrid baselines, which must not be re-ordered by cosine or priors).",
+    )
+    # constraints (each applied only when the plan enables it at >= constraint_confidence)
+    neighbor_anchors: int = Field(default=5, ge=1, description="Top atomic hits whose temporal neighbours are pulled.")
+    coverage_depth: int = Field(
+        default=3, ge=1, description="Diversification looks at the best coverage_depth × top_k ranked events."
+    )
+    timeline_buckets: int = Field(
+        default=10, ge=1, description="Time buckets whose best event gets a reserved slot in timeline mode."
+    )
+    hide_after_question_time: bool = Field(
+        default=False, description="Drop candidates observed after the question time (memory as of asking)."
+    )
     # output
     top_k: int = Field(default=20, ge=1, description="Events returned by one search.")
     context: ContextBudget = Field(default_factory=ContextBudget)
@@ -91,15 +117,15 @@ class SearchConfig(BaseModel):
 MEMFUSE_DEFAULT = SearchConfig()  # the full engine with the paper's parameters
 NAIVE_RAG = SearchConfig(  # dense top-k only: the "naive RAG" baseline
     name="naive_rag", use_bm25=False, use_temporal=False, use_rewrites=False,
-    use_constraints=False, use_graph=False, use_fused=False, dense_per_query=20,
+    use_constraints=False, use_graph=False, use_fused=False, dense_per_query=20, rank_by="rrf",
 )
 BM25_ONLY = SearchConfig(  # lexical BM25L top-k only
     name="bm25", use_dense=False, use_temporal=False, use_rewrites=False,
-    use_constraints=False, use_graph=False, use_fused=False,
+    use_constraints=False, use_graph=False, use_fused=False, rank_by="rrf",
 )
 HYBRID_RRF = SearchConfig(  # dense + BM25L fused by RRF, no graph
     name="hybrid", use_temporal=False, use_rewrites=False, use_constraints=False,
-    use_graph=False, use_fused=False, dense_per_query=30,
+    use_graph=False, use_fused=False, dense_per_query=30, rank_by="rrf",
 )
 MEMFUSE_NO_GRAPH = SearchConfig(name="memfuse_no_graph", use_graph=False)  # no edge traversal
 MEMFUSE_NO_FUSION = SearchConfig(name="memfuse_no_fusion", use_fused=False)  # fused nodes ignored, edges kept

@@ -1,0 +1,175 @@
+"""The public face of MemFuse: one object over one data directory and namespace.
+
+It wires settings to the store, the fusion graph (write path) and the retrieval
+controller / recipes (read path), so that the CLI, notebooks and services share
+one way of doing each thing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Literal, Sequence
+
+from pydantic import BaseModel, Field
+
+from memfuse.settings import MemFuseSettings, load_settings
+from memory.embeddings import EmbeddingConfig, make_embedder
+from memory.errors import MemFuseError
+from memory.models import Event, parse_events
+from memory.records import ContextEntry
+from memory.search.config import RECIPES
+from memory.store import MemoryStore
+from memory.store_api import StoreStats
+
+IngestMode = Literal["fused", "plain"]
+#: Systems `search` can run: the full controller, or one of the single-call recipes.
+SEARCH_SYSTEMS = ("memfuse", "naive_rag", "bm25", "hybrid")
+
+
+class IngestSummary(BaseModel):
+    """What one ingest call did."""
+
+    received: int
+    added: int
+    unchanged: int
+    seconds: float
+    mode: IngestMode
+    plans_accepted: int = 0
+    plans_rejected: int = 0
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class AskResult(BaseModel):
+    """An answer (None offline) with the evidence it rests on."""
+
+    question: str
+    answer: str | None
+    note: str | None
+    context: list[ContextEntry]
+    rounds: int = 1
+
+
+def embedding_config(settings: MemFuseSettings, data_dir: Path) -> EmbeddingConfig:
+    """The embedding settings, with the on-disk cache next to the stores."""
+    return EmbeddingConfig(
+        provider=settings.embedding_provider,  # type: ignore[arg-type]
+        model=settings.embedding_model,
+        base_url=settings.embedding_base_url,
+        api_key=settings.embedding_key(),
+        cache_path=data_dir / "embeddings.sqlite",
+    )
+
+
+class MemFuse:
+    """A memory over one data directory; open it, ingest, search, ask, close."""
+
+    def __init__(self, store: MemoryStore, settings: MemFuseSettings):
+        self.store = store
+        self.settings = settings
+
+    @classmethod
+    def open(
+        cls,
+        data_dir: Path | str | None = None,
+        namespace: str | None = None,
+        settings: MemFuseSettings | None = None,
+    ) -> MemFuse:
+        settings = settings or load_settings()
+        root = Path(data_dir) if data_dir is not None else settings.data_dir
+        root.mkdir(parents=True, exist_ok=True)
+        embedder = make_embedder(embedding_config(settings, root))
+        store = MemoryStore.open(
+            root,
+            namespace=namespace or settings.namespace,
+            embedder=embedder,
+            chroma_host=settings.chroma_host,
+            chroma_port=settings.chroma_port,
+        )
+        return cls(store, settings)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> MemFuse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- write path ---
+    def ingest(
+        self,
+        events: Iterable[Event | dict[str, Any]],
+        *,
+        mode: IngestMode = "fused",
+        progress: bool = False,
+    ) -> IngestSummary:
+        """Validate the whole batch, then store it; in `fused` mode each event goes through the fusion graph."""
+        import time
+
+        raw = list(events)
+        batch = [e for e in raw if isinstance(e, Event)]
+        dicts = [e for e in raw if not isinstance(e, Event)]
+        if dicts:
+            batch += parse_events(dicts)
+        started = time.perf_counter()
+        if mode == "plain":
+            report = self.store.add_events(batch, progress=progress)
+            return IngestSummary(
+                received=len(batch), added=len(report.added), unchanged=len(report.unchanged),
+                seconds=time.perf_counter() - started, mode=mode,
+            )
+        from graphs.fusion.ingest import ingest_events
+
+        fusion = ingest_events(self.store, batch, settings=self.settings, progress=progress)
+        return IngestSummary(
+            received=len(batch), added=fusion.added, unchanged=fusion.unchanged,
+            seconds=time.perf_counter() - started, mode=mode,
+            plans_accepted=fusion.plans_accepted, plans_rejected=fusion.plans_rejected,
+            details=fusion.model_dump(exclude={"added", "unchanged", "plans_accepted", "plans_rejected"}),
+        )
+
+    # --- read path ---
+    def search(
+        self,
+        query: str,
+        *,
+        system: str = "memfuse",
+        time: datetime | None = None,
+        user: str | None = None,
+        k: int = 20,
+    ) -> tuple[list[ContextEntry], int]:
+        """The context for a query with provenance, and how many rounds it took."""
+        if not query.strip():
+            raise MemFuseError("the query is empty")
+        if system not in SEARCH_SYSTEMS:
+            raise MemFuseError(f"unknown system {system!r} (expected one of: {', '.join(SEARCH_SYSTEMS)})")
+        when = time or datetime.now().replace(microsecond=0)
+        if system == "memfuse":
+            from graphs.retrieval.run import MEMFUSE, retrieve
+
+            result = retrieve(self.store, query, question_time=when, requester=user, k=k, options=MEMFUSE,
+                              settings=self.settings)
+            return result.context, result.rounds
+        from memory.retrieval import assemble_context, search
+
+        recipe = RECIPES[system].with_(top_k=k)
+        found = search(self.store, query, recipe, requester=user, question_time=when)
+        budget = recipe.context.model_copy(update={"entries": k})
+        return assemble_context(self.store, found.candidates, found.fused, budget), 1
+
+    def ask(self, question: str, *, user: str | None = None, time: datetime | None = None, k: int = 20) -> AskResult:
+        """Run the `answer` graph: retrieval, then the reader when an LLM is configured."""
+        from graphs.answer import answer_question
+
+        when = time or datetime.now().replace(microsecond=0)
+        return AskResult.model_validate(
+            answer_question(self.store, question, question_time=when, requester=user, k=k, settings=self.settings)
+        )
+
+    def stats(self) -> StoreStats:
+        return self.store.stats()
+
+    def events(self, ids: Sequence[str]) -> list[Event]:
+        return self.store.get_events(ids)

@@ -1,0 +1,219 @@
+"""The `memfuse` command line.
+
+Every command takes `--data-dir` (default: MEMFUSE_DATA_DIR or ./.memfuse). Bad
+input is reported as one line on stderr with a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
+import click
+import typer
+from pydantic import ValidationError
+
+from memfuse.render import console, context_table, stats_table
+from memfuse.settings import load_settings
+from memory.errors import MemFuseError
+from memory.models import parse_timestamp
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="MemFuse: multi-source long-term memory with provenance.",
+    pretty_exceptions_enable=False,
+)
+
+DataDir = typer.Option(None, "--data-dir", help="Data directory (default: MEMFUSE_DATA_DIR or ./.memfuse).")
+Namespace = typer.Option(None, "--namespace", help="Store namespace inside the data dir.")
+
+
+def _time(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise MemFuseError(f"--time: {exc}") from None
+
+
+def _open(data_dir: Path | None, namespace: str | None):  # -> MemFuse (import kept lazy: torch is slow)
+    from memfuse.api import MemFuse
+
+    return MemFuse.open(data_dir, namespace, settings=load_settings(data_dir=data_dir))
+
+
+@app.command()
+def ingest(
+    file: Path = typer.Argument(..., help="JSONL of events, a MemFuseBench JSON or a LoCoMo JSON."),
+    fmt: str = typer.Option("auto", "--format", help="auto | jsonl | memfusebench | locomo"),
+    mode: str = typer.Option("fused", "--mode", help="fused (through the fusion agent) | plain (events only)"),
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="Only this scenario of a benchmark file."),
+    data_dir: Optional[Path] = DataDir,
+    namespace: Optional[str] = Namespace,
+) -> None:
+    """Validate and store events (all or nothing), fusing each one into the graph."""
+    from memfuse.inputs import read_events
+
+    if fmt not in ("auto", "jsonl", "memfusebench", "locomo"):
+        raise MemFuseError(f"--format: expected auto, jsonl, memfusebench or locomo, got {fmt!r}")
+    if mode not in ("fused", "plain"):
+        raise MemFuseError(f"--mode: expected fused or plain, got {mode!r}")
+    events = read_events(file, fmt, scenario)  # type: ignore[arg-type]
+    out = console()
+    with _open(data_dir, namespace) as memory:
+        summary = memory.ingest(events, mode=mode, progress=True)  # type: ignore[arg-type]
+        out.print(
+            f"ingested {summary.received} events from {file} in {summary.seconds:.1f}s "
+            f"({summary.added} new, {summary.unchanged} already stored; mode {summary.mode})"
+        )
+        if summary.mode == "fused":
+            out.print(f"fusion plans: {summary.plans_accepted} accepted, {summary.plans_rejected} rejected")
+        out.print(stats_table(memory.stats(), str(memory.store.data_dir)))
+
+
+@app.command()
+def search(
+    query: str = typer.Argument(..., help="What to look for."),
+    time: Optional[str] = typer.Option(None, "--time", help="Question time (ISO); default now."),
+    user: Optional[str] = typer.Option(None, "--user", help="Who asks ('I/me/my' resolve to them)."),
+    k: int = typer.Option(20, "-k", min=1, help="Events in the context."),
+    system: str = typer.Option("memfuse", "--system", help="memfuse | naive_rag | bm25 | hybrid"),
+    as_json: bool = typer.Option(False, "--json", help="Print the context as JSON lines."),
+    data_dir: Optional[Path] = DataDir,
+    namespace: Optional[str] = Namespace,
+) -> None:
+    """Print the retrieved context with provenance (time, device, location, id, path)."""
+    with _open(data_dir, namespace) as memory:
+        entries, rounds = memory.search(query, system=system, time=_time(time), user=user, k=k)
+    if as_json:
+        for entry in entries:
+            sys.stdout.write(entry.model_dump_json() + "\n")
+        return
+    console().print(context_table(entries, f"{system}: {query!r} — {len(entries)} entries, {rounds} round(s)"))
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question."),
+    user: Optional[str] = typer.Option(None, "--user", help="Who asks."),
+    time: Optional[str] = typer.Option(None, "--time", help="Question time (ISO); default now."),
+    k: int = typer.Option(20, "-k", min=1),
+    data_dir: Optional[Path] = DataDir,
+    namespace: Optional[str] = Namespace,
+) -> None:
+    """Answer through the `answer` graph (offline: the evidence only, and a note saying so)."""
+    out = console()
+    with _open(data_dir, namespace) as memory:
+        result = memory.ask(question, user=user, time=_time(time), k=k)
+    if result.answer is not None:
+        out.print(f"[bold]Answer:[/bold] {result.answer}\n")
+    if result.note:
+        out.print(f"[yellow]{result.note}[/yellow]")
+    out.print(context_table(result.context, f"evidence ({result.rounds} round(s))"))
+
+
+@app.command()
+def stats(data_dir: Optional[Path] = DataDir, namespace: Optional[str] = Namespace) -> None:
+    """Counts of events, fused nodes and edges by type."""
+    with _open(data_dir, namespace) as memory:
+        console().print(stats_table(memory.stats(), str(memory.store.data_dir)))
+
+
+@app.command()
+def synth(
+    scenarios: int = typer.Option(6, "--scenarios", min=1, help="Households (one week each)."),
+    seed: int = typer.Option(7, "--seed"),
+    out: Path = typer.Option(Path("data/memfusebench.json"), "--out"),
+) -> None:
+    """Generate a MemFuseBench file procedurally (no LLM) and print its statistics."""
+    from eval.synth import synth_command
+
+    stats_ = synth_command(scenarios=scenarios, seed=seed, out=out)
+    console().print(stats_.render())
+    console().print(f"wrote {out}")
+
+
+@app.command()
+def bench(
+    dataset: Path = typer.Option(..., "--dataset", help="MemFuseBench or LoCoMo JSON."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="memfusebench | locomo (default: detect)."),
+    systems: str = typer.Option("naive_rag,bm25,hybrid,memfuse", "--systems"),
+    k: int = typer.Option(20, "-k", min=1),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Questions per scenario."),
+    out: Path = typer.Option(Path("bench-out"), "--out"),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """Compare systems on a benchmark; writes results.json, report.md and a chart."""
+    from eval.bench import run_bench
+    from eval.report import render_console_table
+
+    settings = load_settings(data_dir=data_dir)
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    results = run_bench(
+        dataset, format=fmt, systems=names, k=k, limit=limit, out_dir=out,
+        data_dir=data_dir or (out / "stores"), settings=settings, progress=True,
+    )
+    console().print(render_console_table(results))
+    console().print(f"wrote {out / 'results.json'}, {out / 'report.md'}, {out / 'recall_by_category.png'}")
+
+
+@app.command("bench-perf")
+def bench_perf(
+    events: int = typer.Option(10_000, "--events", min=100),
+    queries: int = typer.Option(200, "--queries", min=10),
+    mode: str = typer.Option("plain", "--mode", help="plain | fused"),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """Ingest events/s and search p50/p95 latency on synthetic events."""
+    from eval.perf import run_perf
+
+    report = run_perf(n_events=events, n_queries=queries, mode=mode, data_dir=data_dir)
+    console().print(report.render())
+
+
+@app.command("show-question")
+def show_question(
+    dataset: Path = typer.Option(..., "--dataset"),
+    index: int = typer.Option(0, "--index", min=0, help="Question number in the first scenario."),
+    system: str = typer.Option("memfuse", "--system"),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """One benchmark question: gold answer, retrieved context with provenance, gold evidence marked ✓."""
+    from eval.showcase import show_question as run
+
+    run(dataset, index=index, system=system, data_dir=data_dir, out=console())
+
+
+def main() -> None:
+    """Entry point: one clear line and exit 1 for bad input or a rejected operation."""
+    try:
+        app(standalone_mode=False)
+    except click.exceptions.Abort:
+        console().print("interrupted", style="red")
+        sys.exit(130)
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except MemFuseError as exc:
+        print(f"memfuse: error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        print(f"memfuse: error: {where}: {first['msg']}", file=sys.stderr)
+        sys.exit(1)
+    except (FileNotFoundError, PermissionError, IsADirectoryError, json.JSONDecodeError) as exc:
+        print(f"memfuse: error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

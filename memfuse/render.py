@@ -1,0 +1,57 @@
+"""Console rendering shared by the CLI commands: contexts with provenance, stats."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from memory.models import NodeKind, format_timestamp
+from memory.records import ContextEntry
+from memory.store_api import StoreStats
+
+
+def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None = None) -> Table:
+    """One row per context entry: when, which device, where, which id, and the path that brought it."""
+    table = Table(title=title, show_lines=False, expand=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("time", no_wrap=True)
+    table.add_column("device", no_wrap=True)
+    table.add_column("location", no_wrap=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("path", overflow="fold", max_width=28)
+    table.add_column("observation", overflow="fold", ratio=1)
+    for i, entry in enumerate(entries, start=1):
+        node = entry.node_id
+        if gold is not None and entry.kind == NodeKind.EVENT:
+            node = f"[green]{node} ✓[/green]" if entry.node_id in gold else node
+        description = entry.text.split("] ", 3)[-1] if entry.kind == NodeKind.EVENT else entry.text
+        if entry.kind == NodeKind.FUSED:
+            description = f"[italic]summary:[/italic] {description}"
+        path = entry.provenance + (f" via {entry.via_fused}" if entry.via_fused else "")
+        table.add_row(
+            str(i), format_timestamp(entry.timestamp), entry.device, entry.location, node, path, description
+        )
+    return table
+
+
+def stats_table(stats: StoreStats, where: str) -> Table:
+    table = Table(title=f"MemFuse store — {where}", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("events", str(stats.events))
+    table.add_row("fused nodes", str(stats.fused_nodes))
+    table.add_row("mean members per fused node", f"{stats.mean_members:.2f}")
+    for kind, count in sorted(stats.edges.items()):
+        table.add_row(f"{kind} edges", str(count))
+    table.add_row("devices", str(stats.devices))
+    table.add_row("people", str(stats.people))
+    span = "-"
+    if stats.first_event and stats.last_event:
+        span = f"{format_timestamp(stats.first_event)} → {format_timestamp(stats.last_event)}"
+    table.add_row("time span", span)
+    table.add_row("unfinished fusion plans", str(stats.pending_plans))
+    return table
+
+
+def console() -> Console:
+    return Console(highlight=False)

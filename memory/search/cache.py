@@ -1,0 +1,108 @@
+"""A per-search read cache over the store Protocol.
+
+One search touches the same nodes from several stages (seed filtering, expansion,
+scoring, constraints, projection). The cache fetches each event, fused node, edge
+list and vector once, and batches event and vector look-ups so that a search costs
+a handful of store round trips instead of one per candidate.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterable
+
+import numpy as np
+
+from memory.models import Edge, EdgeType, Event, FusedNode, is_fused_id
+from memory.store_api import MemoryStoreAPI
+
+
+class StoreCache:
+    """Memoised, batched reads for one search call (never outlives it, so never goes stale)."""
+
+    def __init__(self, store: MemoryStoreAPI):
+        self.store = store
+        self._events: dict[str, Event] = {}
+        self._fused: dict[str, FusedNode] = {}
+        self._edges: dict[str, list[Edge]] = {}
+        self._fused_of: dict[str, list[str]] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+
+    # --- nodes ---
+    def events(self, event_ids: Iterable[str]) -> dict[str, Event]:
+        """The events for these ids, fetched from the store in one batch for the missing ones."""
+        wanted = list(dict.fromkeys(event_ids))
+        missing = [i for i in wanted if i not in self._events]
+        if missing:
+            for event in self.store.get_events(missing):
+                self._events[event.event_id] = event
+        return {i: self._events[i] for i in wanted if i in self._events}
+
+    def event(self, event_id: str) -> Event:
+        if event_id not in self._events:
+            self._events[event_id] = self.store.get_event(event_id)
+        return self._events[event_id]
+
+    def fused(self, node_id: str) -> FusedNode:
+        if node_id not in self._fused:
+            self._fused[node_id] = self.store.get_fused(node_id)
+        return self._fused[node_id]
+
+    def span(self, node_id: str) -> tuple[datetime, datetime]:
+        """[start, end] of a node: a fused node's member range, an event's own instant."""
+        if is_fused_id(node_id):
+            node = self.fused(node_id)
+            return node.start, node.end
+        ts = self.event(node_id).timestamp
+        return ts, ts
+
+    # --- graph ---
+    def edges(self, node_id: str) -> list[Edge]:
+        """Every edge touching the node (one store call per node per search)."""
+        if node_id not in self._edges:
+            self._edges[node_id] = self.store.neighbors(node_id)
+        return self._edges[node_id]
+
+    def causal(self, node_id: str) -> list[tuple[str, bool]]:
+        """(neighbour, walked_in_reverse) over causal edges, both directions."""
+        return [
+            (edge.other(node_id), edge.src != node_id)
+            for edge in self.edges(node_id)
+            if edge.type == EdgeType.CAUSAL
+        ]
+
+    def semantic(self, node_id: str, threshold: float) -> list[tuple[str, float]]:
+        """(neighbour, weight) over semantic edges at or above the threshold, strongest first."""
+        found = [
+            (edge.other(node_id), edge.weight)
+            for edge in self.edges(node_id)
+            if edge.type == EdgeType.SEMANTIC and edge.weight >= threshold
+        ]
+        return sorted(found, key=lambda pair: (-pair[1], pair[0]))
+
+    def fused_of(self, event_id: str) -> list[str]:
+        if event_id not in self._fused_of:
+            self._fused_of[event_id] = sorted(self.store.fused_of(event_id))
+        return self._fused_of[event_id]
+
+    # --- vectors ---
+    def vectors(self, node_ids: Iterable[str]) -> np.ndarray:
+        """A (len(ids), dim) matrix of L2-normalised vectors, in the order asked.
+
+        Uses the store's optional batch method `vectors(ids)` when it has one and falls
+        back to the Protocol's `vector(id)` otherwise.
+        """
+        wanted = list(node_ids)
+        missing = [i for i in dict.fromkeys(wanted) if i not in self._vectors]
+        if missing:
+            batch = getattr(self.store, "vectors", None)
+            if callable(batch):
+                rows = np.asarray(batch(missing), dtype=np.float32)
+                for node_id, row in zip(missing, rows):
+                    self._vectors[node_id] = row
+            else:
+                for node_id in missing:
+                    self._vectors[node_id] = np.asarray(self.store.vector(node_id), dtype=np.float32)
+        if not wanted:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._vectors[i] for i in wanted])
