@@ -60,3 +60,48 @@ class InputFormatError(MemFuseError):
 
 class ConfigurationError(MemFuseError):
     """A setting is missing or inconsistent (e.g. an LLM path asked for with no endpoint)."""
+
+
+class InvalidPlanError(MemFuseError):
+    """A fusion plan cannot be read (malformed JSON, unknown operation, missing field).
+
+    The fusion graph turns it into a validation failure, so a bad plan is rejected, never a crash.
+    """
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(f"malformed fusion plan: {problem}")
+
+
+class InvalidQueryError(MemFuseError):
+    """A search was asked with an empty or malformed query."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(f"invalid query: {problem}")
+
+
+class UnknownRecipeError(ConfigurationError):
+    """A search recipe was named that does not exist."""
+
+    def __init__(self, name: str, known: list[str]):
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown search recipe {name!r} (expected one of: {', '.join(known)})")
+
+
+class InvalidFusedNodeError(MemFuseError):
+    """A fused node cannot be stored (id without the `fused_` prefix, repeated members)."""
+
+    def __init__(self, node_id: str, problem: str):
+        self.node_id = node_id
+        self.problem = problem
+        super().__init__(f"fused node {node_id!r}: {problem}")
+
+
+class PlanConflictError(MemFuseError):
+    """A plan id is already in the store's plan log (ids must be unique per attempt)."""
+
+    def __init__(self, plan_id: str):
+        self.plan_id = plan_id
+        super().__init__(f"plan {plan_id!r} is already in the plan log; refusing to log it twice")

@@ -32,7 +32,7 @@ class ExpansionTrace(BaseModel):
     )
     time_window_hit: bool = Field(default=False, description="Reached through a confident time window.")
     neighbor_of: str | None = Field(
-        default=None, description="Pulled in as a temporal neighbour (same device/person) of this hit."
+        default=None, description="Pulled in as a temporal neighbour (same device/person) of this."
     )
 
     def label(self) -> str:
@@ -68,7 +68,10 @@ class Candidate(BaseModel):
 
     node_id: str
     kind: NodeKind
-    score: float = Field(description="s(x) for events, s_pack(v) for fused nodes.")
+    score: float = Field(
+        description="Ranking score: s(x) for events, s_pack(v) for fused nodes and for the "
+        "member events projected from one (their own s(x) follows from cosine, rrf and prior)."
+    )
     cosine: float = Field(default=0.0, description="cos(q, x) with the best matching query vector.")
     rrf: float = Field(default=0.0, description="Reciprocal-rank-fusion seed score (0 if not a seed).")
     prior: float = Field(default=0.0, description="Path prior π.")

@@ -8,8 +8,8 @@ a handful of store round trips instead of one per candidate.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Iterable
 
 import numpy as np
 
@@ -102,7 +102,9 @@ class StoreCache:
                     self._vectors[node_id] = row
             else:
                 for node_id in missing:
-                    self._vectors[node_id] = np.asarray(self.store.vector(node_id), dtype=np.float32)
+                    self._vectors[node_id] = np.asarray(
+                        self.store.vector(node_id), dtype=np.float32
+                    )
         if not wanted:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._vectors[i] for i in wanted])

@@ -74,7 +74,9 @@ class SearchConfig(BaseModel):
     seed_pool: int = Field(default=30, ge=1, description="Best positive seeds kept.")
     constraint_confidence: float = Field(default=0.6, ge=0.0, le=1.0, description="Min confidence to apply a constraint.")
     window_overfetch: int = Field(
-        default=4, ge=1, description="BM25L hits fetched per kept hit when a confident window filters them."
+        default=4,
+        ge=1,
+        description="BM25L hits fetched per kept hit when a confident window filters them.",
     )
     # graph expansion
     use_graph: bool = Field(default=True, description="Expand seeds along typed edges.")
@@ -95,15 +97,22 @@ class SearchConfig(BaseModel):
         "(the lexical/dense/hybrid baselines, which must not be re-ordered by cosine or priors).",
     )
     # constraints (each applied only when the plan enables it at >= constraint_confidence)
-    neighbor_anchors: int = Field(default=5, ge=1, description="Top atomic hits whose temporal neighbours are pulled.")
+    neighbor_anchors: int = Field(
+        default=5, ge=1, description="Top atomic hits whose temporal neighbours are pulled."
+    )
     coverage_depth: int = Field(
-        default=3, ge=1, description="Diversification looks at the best coverage_depth × top_k ranked events."
+        default=3,
+        ge=1,
+        description="Diversification looks at the best coverage_depth × top_k ranked events.",
     )
     timeline_buckets: int = Field(
-        default=10, ge=1, description="Time buckets whose best event gets a reserved slot in timeline mode."
+        default=10,
+        ge=1,
+        description="Time buckets whose best event gets a reserved slot in timeline mode.",
     )
     hide_after_question_time: bool = Field(
-        default=False, description="Drop candidates observed after the question time (memory as of asking)."
+        default=False,
+        description="Drop candidates observed after the question time (memory as of asking).",
     )
     # output
     top_k: int = Field(default=20, ge=1, description="Events returned by one search.")

@@ -7,8 +7,8 @@ r(x) = Σ_lists 1/(k + rank), ranks one-based. Pure functions, no store access.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ Keeping them free of the store makes the hand-computed tests exact.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime
-from typing import Sequence
 
 import numpy as np
 

@@ -20,7 +20,7 @@ import numpy as np
 from memory.models import NodeKind, is_fused_id
 from memory.search.cache import StoreCache
 from memory.search.config import SearchConfig
-from memory.search.plan import RoundPlan
+from memory.search.plan import MAX_REWRITES, RoundPlan
 
 Window = tuple[datetime, datetime]
 
@@ -47,7 +47,7 @@ def seed_queries(plan: RoundPlan, config: SearchConfig) -> list[str]:
     queries = [plan.focus]
     if config.use_rewrites:
         queries += [q for q in plan.semantic_queries if q != plan.focus]
-    return list(dict.fromkeys(queries))[:4]
+    return list(dict.fromkeys(queries))[: 1 + MAX_REWRITES]
 
 
 def _overlaps(span: Window, window: Window) -> bool:
@@ -85,7 +85,9 @@ def dense_list(
     return [node_id for node_id, _ in hits[:n]]
 
 
-def lexical_list(cache: StoreCache, query: str, config: SearchConfig, window: Window | None) -> list[str]:
+def lexical_list(
+    cache: StoreCache, query: str, config: SearchConfig, window: Window | None
+) -> list[str]:
     """BM25L hits for the lexical query; under a window, over-fetched then filtered to it."""
     kind = None if config.use_fused else NodeKind.EVENT
     fetch = config.bm25_top * (config.window_overfetch if window is not None else 1)
@@ -125,3 +127,14 @@ def collect_seed_lists(
         quota = plan.seed.time_window_quota or config.time_window_quota
         lists[TEMPORAL_LIST] = temporal_list(cache, query_vectors[0], quota, window)
     return lists
+
+
+def drop_after(
+    cache: StoreCache, lists: dict[str, list[str]], cutoff: datetime
+) -> dict[str, list[str]]:
+    """The lists without nodes observed after `cutoff` (a fused node counts from its start),
+    so that hidden future events do not take seed-pool places from visible ones."""
+    ids = list(dict.fromkeys(i for ranked in lists.values() for i in ranked))
+    cache.events(i for i in ids if not is_fused_id(i))
+    visible = {i for i in ids if cache.span(i)[0] <= cutoff}
+    return {name: [i for i in ranked if i in visible] for name, ranked in lists.items()}

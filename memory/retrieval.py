@@ -1,0 +1,110 @@
+"""The public face of the search engine: one `search` call and `assemble_context`.
+
+Callers (the retrieval graph, the baselines, the CLI) give a round plan or a plain
+query string and a recipe (a SearchConfig or its name), and get a SearchResult; the
+engine behind it lives in `memory.search`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from memory.errors import InvalidQueryError, UnknownRecipeError
+from memory.models import parse_timestamp
+from memory.records import Candidate, ContextEntry, ExpansionTrace, PathStep, SearchResult
+from memory.search.config import (
+    BM25_ONLY,
+    HYBRID_RRF,
+    MEMFUSE_DEFAULT,
+    MEMFUSE_NO_FUSION,
+    MEMFUSE_NO_GRAPH,
+    NAIVE_RAG,
+    RECIPES,
+    ContextBudget,
+    SearchConfig,
+)
+from memory.search.context import assemble_context as _assemble_context
+from memory.search.context import render_context
+from memory.search.engine import run_search
+from memory.search.plan import RoundPlan
+from memory.store_api import MemoryStoreAPI
+
+__all__ = [
+    "BM25_ONLY",
+    "HYBRID_RRF",
+    "MEMFUSE_DEFAULT",
+    "MEMFUSE_NO_FUSION",
+    "MEMFUSE_NO_GRAPH",
+    "NAIVE_RAG",
+    "RECIPES",
+    "Candidate",
+    "ContextBudget",
+    "ContextEntry",
+    "ExpansionTrace",
+    "PathStep",
+    "RoundPlan",
+    "SearchConfig",
+    "SearchResult",
+    "assemble_context",
+    "render_context",
+    "resolve_recipe",
+    "search",
+]
+
+
+def resolve_recipe(recipe: SearchConfig | str) -> SearchConfig:
+    """A SearchConfig as given, or the named recipe (memfuse, naive_rag, bm25, hybrid, …)."""
+    if isinstance(recipe, SearchConfig):
+        return recipe
+    if recipe not in RECIPES:
+        raise UnknownRecipeError(str(recipe), sorted(RECIPES))
+    return RECIPES[recipe]
+
+
+def as_plan(plan: RoundPlan | str) -> RoundPlan:
+    """A plain query string becomes the simplest plan (focus = lexical query, no constraints)."""
+    if isinstance(plan, RoundPlan):
+        return plan
+    if not isinstance(plan, str):
+        raise InvalidQueryError(
+            f"expected a RoundPlan or a query string, got {type(plan).__name__}"
+        )
+    if not plan.strip():
+        raise InvalidQueryError("the query is empty")
+    return RoundPlan.from_query(plan.strip())
+
+
+def search(
+    store: MemoryStoreAPI,
+    plan: RoundPlan | str,
+    config: SearchConfig | str = MEMFUSE_DEFAULT,
+    *,
+    requester: str | None = None,
+    question_time: datetime | str | None = None,
+) -> SearchResult:
+    """One search call: the top-k events for the plan under the recipe, with traces.
+
+    `question_time` may be a datetime or an ISO-8601 string.
+    """
+    when = None
+    if question_time is not None:
+        try:
+            when = parse_timestamp(question_time)
+        except ValueError as exc:
+            raise InvalidQueryError(str(exc)) from None
+    return run_search(
+        store, as_plan(plan), resolve_recipe(config), requester=requester, question_time=when
+    )
+
+
+def assemble_context(
+    store: MemoryStoreAPI,
+    candidates: Sequence[Candidate],
+    fused: Sequence[Candidate] = (),
+    budget: ContextBudget | None = None,
+    *,
+    pinned_ids: Sequence[str] = (),
+) -> list[ContextEntry]:
+    """The reader's context from ranked candidates; see memory.search.context for the budgets."""
+    return _assemble_context(store, candidates, fused, budget, pinned_ids=pinned_ids)

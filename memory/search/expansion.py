@@ -1,0 +1,166 @@
+"""Typed graph expansion: from the seeds along belong, causal and semantic edges.
+
+Direct retrieval usually finds one fragment of the evidence; the typed edges lead to
+the rest. Policy by seed type (paper, "Typed Graph Expansion"):
+
+- atomic seed: breadth-first over causal edges (both directions) and semantic edges
+  of weight ≥ the threshold, up to ``max_hops`` such hops; from the seed itself and
+  from an event one causal hop away, belong edges lead to the fused nodes holding
+  them, and such a fused node exposes its members;
+- fused seed: its members first (reverse belong, distance 1), then the same causal
+  and semantic walk from each member (no further belong hops).
+
+``max_hops`` bounds the causal/semantic walk; belong hops are bounded structurally
+(one belong hop plus one reverse-belong hop, only from the places above) and by
+``fused_expansion_budget``, the number of fused nodes whose members may become
+candidates. A fused node reached by a semantic edge is a candidate, but it exposes no
+members (its pack score still reads them). Every hop counts in the distance h, so
+members sit at β² or β³ in the score. ``max_expanded`` caps the pool size.
+
+A node reached several ways keeps its best trace: shortest distance, then highest
+path prior, then the first found (seeds are walked in RRF order).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from memory.models import EdgeType, is_fused_id
+from memory.records import ExpansionTrace, PathStep
+from memory.search.cache import StoreCache
+from memory.search.config import SearchConfig
+from memory.search.rrf import Seed
+from memory.search.scoring import path_prior
+from memory.search.seeds import TEMPORAL_LIST
+
+
+def root_trace(seed: Seed) -> ExpansionTrace:
+    """The trace of a seed itself: distance 0, with the lists that ranked it."""
+    return ExpansionTrace.model_construct(
+        seed_id=seed.node_id,
+        path=[],
+        distance=0,
+        seed_lists=list(seed.lists),
+        time_window_hit=TEMPORAL_LIST in seed.lists,
+        neighbor_of=None,
+    )
+
+
+def extend(
+    trace: ExpansionTrace, edge: EdgeType, node_id: str, reverse: bool = False
+) -> ExpansionTrace:
+    """The trace one hop further (validation skipped: every field is built here)."""
+    return ExpansionTrace.model_construct(
+        seed_id=trace.seed_id,
+        path=[*trace.path, PathStep.model_construct(edge=edge, node_id=node_id, reverse=reverse)],
+        distance=trace.distance + 1,
+        seed_lists=trace.seed_lists,
+        time_window_hit=trace.time_window_hit,
+        neighbor_of=None,
+    )
+
+
+class TracePool:
+    """Best trace per node, capped at `limit` nodes (an existing node may still improve)."""
+
+    def __init__(self, config: SearchConfig):
+        self.config = config
+        self.traces: dict[str, ExpansionTrace] = {}
+
+    def _rank(self, trace: ExpansionTrace) -> tuple[int, float]:
+        return trace.distance, -path_prior(trace, self.config.priors)
+
+    def offer(self, node_id: str, trace: ExpansionTrace) -> bool:
+        """Keep the trace if the node is new (and the pool not full) or the trace is better."""
+        current = self.traces.get(node_id)
+        if current is None:
+            if len(self.traces) >= self.config.max_expanded:
+                return False
+            self.traces[node_id] = trace
+            return True
+        if self._rank(trace) < self._rank(current):
+            self.traces[node_id] = trace
+            return True
+        return False
+
+
+class Expander:
+    """Walks the typed graph from the seeds for one search call."""
+
+    def __init__(self, cache: StoreCache, config: SearchConfig):
+        self.cache = cache
+        self.config = config
+        self.pool = TracePool(config)
+        self._exposed: dict[str, int] = {}  # fused node -> distance its members were exposed from
+
+    def run(self, seeds: list[Seed]) -> dict[str, ExpansionTrace]:
+        roots = [(seed, root_trace(seed)) for seed in seeds]
+        for seed, trace in roots:  # seeds first, so the expansion cap never evicts a seed
+            self.pool.offer(seed.node_id, trace)
+        if self.config.use_graph:
+            for seed, trace in roots:
+                if is_fused_id(seed.node_id):
+                    for member, member_trace in self._expose_members(seed.node_id, trace):
+                        self._walk(member, member_trace, allow_belong=False)
+                else:
+                    self._walk(seed.node_id, trace, allow_belong=self.config.use_fused)
+        return self.pool.traces
+
+    def _expose_members(
+        self, fused_id: str, trace: ExpansionTrace
+    ) -> list[tuple[str, ExpansionTrace]]:
+        """Members of a fused node as candidates, one reverse-belong hop further.
+
+        Uses one unit of the fused-expansion budget per distinct fused node; a node
+        reached again from closer re-exposes its members at the shorter distance.
+        """
+        if not self.config.use_fused:
+            return []
+        previous = self._exposed.get(fused_id)
+        if previous is None and len(self._exposed) >= self.config.fused_expansion_budget:
+            return []
+        if previous is not None and previous <= trace.distance:
+            return []
+        self._exposed[fused_id] = trace.distance
+        exposed = []
+        for member in self.cache.fused(fused_id).members:
+            member_trace = extend(trace, EdgeType.BELONG, member, reverse=True)
+            self.pool.offer(member, member_trace)
+            exposed.append((member, member_trace))
+        return exposed
+
+    def _walk(self, origin: str, start: ExpansionTrace, allow_belong: bool) -> None:
+        """Breadth-first causal/semantic walk from one event, within the hop limit."""
+        config = self.config
+        visited = {origin}
+        frontier: deque[tuple[str, ExpansionTrace, int]] = deque([(origin, start, 0)])
+        while frontier:
+            node, trace, hops = frontier.popleft()
+            one_causal_hop = hops == 1 and trace.path[-1].edge == EdgeType.CAUSAL
+            if allow_belong and (hops == 0 or one_causal_hop):
+                for fused_id in self.cache.fused_of(node):
+                    fused_trace = extend(trace, EdgeType.BELONG, fused_id)
+                    self.pool.offer(fused_id, fused_trace)
+                    self._expose_members(fused_id, fused_trace)
+            if hops >= config.max_hops:
+                continue
+            for other, reverse in self.cache.causal(node):
+                next_trace = extend(trace, EdgeType.CAUSAL, other, reverse)
+                self.pool.offer(other, next_trace)
+                if other not in visited:
+                    visited.add(other)
+                    frontier.append((other, next_trace, hops + 1))
+            for other, _weight in self.cache.semantic(node, config.semantic_threshold):
+                fused = is_fused_id(other)
+                if fused and not config.use_fused:
+                    continue
+                next_trace = extend(trace, EdgeType.SEMANTIC, other)
+                self.pool.offer(other, next_trace)
+                if not fused and other not in visited:
+                    visited.add(other)
+                    frontier.append((other, next_trace, hops + 1))
+
+
+def expand(cache: StoreCache, seeds: list[Seed], config: SearchConfig) -> dict[str, ExpansionTrace]:
+    """Candidate id → best expansion trace, seeds included (only seeds when use_graph is off)."""
+    return Expander(cache, config).run(seeds)

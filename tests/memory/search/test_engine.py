@@ -1,0 +1,186 @@
+"""One search call end to end on the fake store, against hand-computed scores."""
+
+from __future__ import annotations
+
+from datetime import date, time
+
+import pytest
+
+from memory.errors import InvalidQueryError, UnknownRecipeError
+from memory.models import EdgeType, NodeKind
+from memory.records import Candidate
+from memory.retrieval import MEMFUSE_DEFAULT, RoundPlan, search
+from memory.search.plan import TimeWindow
+from memory.search.scoring import atomic_score
+
+from .fakes import FakeStore, make_event, unit
+
+NO_BM25 = MEMFUSE_DEFAULT.with_(use_bm25=False, dense_per_query=2)
+
+
+def own_score(candidate: Candidate) -> float:
+    """s(x) from the candidate's parts (a projected member's `score` is its pack's)."""
+    return atomic_score(
+        candidate.cosine,
+        candidate.trace.distance,
+        candidate.rrf,
+        candidate.prior,
+        0.0,
+        beta=0.7,
+        rrf_weight=2.0,
+    )
+
+
+@pytest.fixture()
+def pack_store() -> FakeStore:
+    """q = (1,0,0,0); e1 cos 1.0; fused_F summary cos 0.8 with members m1 (0.6) and m2 (0)."""
+    store = FakeStore()
+    store.set_query("q", unit(1, 0, 0, 0))
+    store.put_event(make_event("e1", "2025-01-01T10:00"), unit(1, 0, 0, 0))
+    store.put_event(make_event("m1", "2025-01-01T11:00"), unit(0.6, 0.8, 0, 0))
+    store.put_event(make_event("m2", "2025-01-01T12:00"), unit(0, 0, 1, 0))
+    store.put_fused_with_vector("fused_F", "the summary", ["m1", "m2"], unit(0.8, 0.6, 0, 0))
+    return store
+
+
+def test_scores_and_projection_match_hand_computation(pack_store: FakeStore) -> None:
+    result = search(pack_store, "q", NO_BM25)
+    assert result.seeds == ["e1", "fused_F"]  # dense ranks 1 and 2
+    assert result.event_ids() == ["e1", "m1", "m2"]
+    e1, m1, m2 = result.candidates
+    assert e1.score == pytest.approx(1.0 + 2 / 61 + 0.08)
+    assert e1.rrf == pytest.approx(1 / 61) and e1.trace.seed_lists == ["dense:0"]
+    # the members' own s(x): membership path, distance 1
+    assert own_score(m1) == pytest.approx(0.6 * 0.7 + 0.03)
+    assert own_score(m2) == pytest.approx(0.0 * 0.7 + 0.03)
+    assert (m1.via_fused, m2.via_fused, e1.via_fused) == ("fused_F", "fused_F", None)
+    s_v = 0.8 + 2 / 62 + 0.08
+    s_pack = 0.40 * s_v + 0.35 * 0.45 + 0.15 * (0.45 + 0.03) / 2 + 0.10 * 1.0
+    assert [f.node_id for f in result.fused] == ["fused_F"]
+    assert result.fused[0].score == pytest.approx(s_pack)
+    assert result.fused[0].kind == NodeKind.FUSED
+    # projected members carry the pack's score, the one that placed them
+    assert m1.score == m2.score == pytest.approx(s_pack)
+
+
+def test_unreached_members_are_scored_one_belong_hop_beyond_the_pack(pack_store: FakeStore) -> None:
+    result = search(pack_store, "q", NO_BM25.with_(use_graph=False))
+    by_id = {c.node_id: c for c in result.candidates}
+    assert own_score(by_id["m1"]) == pytest.approx(0.6 * 0.7 + 0.03)
+    assert by_id["m1"].trace.label() == "seed(dense:0) fused_F → ~belong"
+
+
+def test_fused_member_cap_comes_from_the_context_budget(pack_store: FakeStore) -> None:
+    capped = NO_BM25.context.model_copy(update={"max_members": 1})
+    no_graph = NO_BM25.with_(use_graph=False, context=capped)
+    assert search(pack_store, "q", no_graph).event_ids() == ["e1", "m1"]
+    # with the graph on, m2 was exposed by expansion and competes on its own score
+    with_graph = search(pack_store, "q", NO_BM25.with_(context=capped))
+    assert [(c.node_id, c.via_fused) for c in with_graph.candidates] == [
+        ("e1", None),
+        ("m1", "fused_F"),
+        ("m2", None),
+    ]
+
+
+def test_top_k_truncates_the_projection(pack_store: FakeStore) -> None:
+    assert search(pack_store, "q", NO_BM25.with_(top_k=2)).event_ids() == ["e1", "m1"]
+
+
+def test_rewrites_are_separate_dense_lists(pack_store: FakeStore) -> None:
+    pack_store.set_query("rewrite", unit(0, 0, 1, 0))
+    plan = RoundPlan(focus="q", semantic_queries=["rewrite"])
+    result = search(pack_store, plan, NO_BM25.with_(dense_per_query=1))
+    assert result.seeds == ["e1", "m2"]
+    by_id = {c.node_id: c for c in result.candidates}
+    assert by_id["m2"].trace.seed_lists == ["dense:1"]
+    assert by_id["m2"].cosine == pytest.approx(1.0)  # best over focus and rewrite vectors
+    without = search(pack_store, plan, NO_BM25.with_(dense_per_query=1, use_rewrites=False))
+    assert without.seeds == ["e1"]
+
+
+@pytest.fixture()
+def two_days() -> FakeStore:
+    """Day 1 and day 2 events; the best dense matches sit on day 2."""
+    store = FakeStore()
+    store.set_query("walk", unit(1, 0, 0, 0))
+    store.put_event(make_event("d2_best", "2025-01-02T09:00", "walk in the park"), unit(1, 0, 0, 0))
+    store.put_event(make_event("d2_good", "2025-01-02T10:00", "walk home"), unit(0.9, 0.1, 0, 0))
+    store.put_event(make_event("d1_fair", "2025-01-01T09:00", "walk to work"), unit(0.5, 0.5, 0, 0))
+    store.put_event(make_event("d1_poor", "2025-01-01T10:00", "coffee"), unit(0, 1, 0, 0))
+    store.put_fused_with_vector("fused_d2", "walks", ["d2_best", "d2_good"], unit(0.95, 0.05, 0, 0))
+    return store
+
+
+def window(confidence: float) -> TimeWindow:
+    return TimeWindow(
+        enabled=True,
+        date=date(2025, 1, 1),
+        start_time=time(0, 0),
+        end_time=time(23, 59),
+        confidence=confidence,
+    )
+
+
+def test_confident_time_window_constrains_seeds(two_days: FakeStore) -> None:
+    plan = RoundPlan(focus="walk", bm25_query="walk", time_window=window(0.8))
+    result = search(two_days, plan, MEMFUSE_DEFAULT.with_(use_graph=False))
+    assert set(result.seeds) == {"d1_fair", "d1_poor"}  # day-2 events and fused_d2 dropped
+    by_id = {c.node_id: c for c in result.candidates}
+    # d1_fair: dense rank 1, bm25 rank 1, temporal rank 1
+    assert by_id["d1_fair"].trace.seed_lists == ["dense:0", "bm25", "temporal"]
+    assert by_id["d1_fair"].rrf == pytest.approx(3 / 61)
+    # d1_poor is found only by the window: a time-window hit, prior 0.06
+    assert by_id["d1_poor"].trace.seed_lists == ["dense:0", "temporal"]
+
+
+def test_time_window_only_hit_gets_the_time_window_prior(two_days: FakeStore) -> None:
+    plan = RoundPlan(focus="walk", bm25_query="walk", time_window=window(0.8))
+    config = MEMFUSE_DEFAULT.with_(use_dense=False, use_graph=False)
+    by_id = {c.node_id: c for c in search(two_days, plan, config).candidates}
+    assert by_id["d1_poor"].trace.seed_lists == ["temporal"]
+    assert by_id["d1_poor"].prior == pytest.approx(0.06)
+    assert by_id["d1_fair"].prior == pytest.approx(0.08)
+    # temporal list is ranked by cosine to the focus: d1_fair (0.707) before d1_poor (0)
+    assert by_id["d1_poor"].rrf == pytest.approx(1 / 62)
+
+
+def test_unconfident_window_is_ignored(two_days: FakeStore) -> None:
+    plan = RoundPlan(focus="walk", bm25_query="walk", time_window=window(0.5))
+    result = search(two_days, plan, MEMFUSE_DEFAULT.with_(use_graph=False))
+    assert result.seeds[0] == "d2_best" and "events_between" not in two_days.calls
+
+
+def test_window_keeps_fused_nodes_overlapping_it(two_days: FakeStore) -> None:
+    day2 = TimeWindow(enabled=True, date=date(2025, 1, 2), confidence=0.9)
+    plan = RoundPlan(focus="walk", bm25_query="walk", time_window=day2)
+    assert "fused_d2" in search(two_days, plan, MEMFUSE_DEFAULT).seeds
+
+
+def test_hide_after_question_time(two_days: FakeStore) -> None:
+    config = MEMFUSE_DEFAULT.with_(hide_after_question_time=True)
+    result = search(two_days, "walk", config, question_time="2025-01-01T23:00:00")
+    assert set(result.event_ids()) == {"d1_fair", "d1_poor"}
+    assert set(result.seeds) == {"d1_fair", "d1_poor"}  # later nodes take no seed place
+    assert set(search(two_days, "walk", MEMFUSE_DEFAULT).event_ids()) >= {"d2_best", "d2_good"}
+
+
+def test_causal_neighbour_enters_with_its_trace() -> None:
+    store = FakeStore()
+    store.set_query("q", unit(1, 0, 0, 0))
+    store.put_event(make_event("seed", "2025-01-01T10:00"), unit(1, 0, 0, 0))
+    store.put_event(make_event("cause", "2025-01-01T09:00"), unit(0, 1, 0, 0))
+    store.link("cause", "seed", EdgeType.CAUSAL)
+    result = search(store, "q", MEMFUSE_DEFAULT.with_(use_bm25=False, dense_per_query=1))
+    cause = {c.node_id: c for c in result.candidates}["cause"]
+    assert cause.score == pytest.approx(0.0 * 0.7 + 0.04)
+    assert cause.trace.label() == "seed(dense:0) seed → ~causal"
+
+
+def test_bad_input_raises_typed_errors(pack_store: FakeStore) -> None:
+    with pytest.raises(InvalidQueryError):
+        search(pack_store, "   ")
+    with pytest.raises(UnknownRecipeError, match="unknown search recipe 'nope'"):
+        search(pack_store, "q", "nope")
+    with pytest.raises(InvalidQueryError):
+        search(pack_store, "q", question_time="yesterday")

@@ -1,0 +1,164 @@
+"""Typed graph expansion on a hand-built graph: traces, thresholds, hop limit, fused budget.
+
+Graph (causal edges stored in the arrow's direction):
+
+    c ──causal──▶ a ──causal──▶ b ──causal──▶ d ──causal──▶ x
+    a ~semantic 0.9~ s_hi        a ~semantic 0.7~ s_lo
+    fused_A = {a, m1}   fused_B = {b, m2}   fused_D = {d, m3}
+    fused_P = {p, q}, p ──causal──▶ r, p also in fused_Q = {p, t}
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.models import EdgeType
+from memory.records import ExpansionTrace
+from memory.search.cache import StoreCache
+from memory.search.config import MEMFUSE_DEFAULT, SearchConfig
+from memory.search.expansion import expand
+from memory.search.rrf import Seed
+
+from .fakes import FakeStore, make_event, unit
+
+C, B, S = EdgeType.CAUSAL, EdgeType.BELONG, EdgeType.SEMANTIC
+
+
+@pytest.fixture()
+def store() -> FakeStore:
+    store = FakeStore()
+    names = [
+        "a",
+        "b",
+        "c",
+        "d",
+        "x",
+        "s_hi",
+        "s_lo",
+        "m1",
+        "m2",
+        "m3",
+        "p",
+        "q",
+        "r",
+        "t",
+        "w",
+        "z",
+    ]
+    for hour, name in enumerate(names):
+        store.put_event(make_event(name, f"2025-01-01T{hour:02d}:00"), unit(1, 0, 0, 0))
+    store.link("c", "a", C)
+    store.link("a", "b", C)
+    store.link("b", "d", C)
+    store.link("d", "x", C)
+    store.link("a", "s_hi", S, weight=0.9)
+    store.link("a", "s_lo", S, weight=0.7)
+    store.link("p", "r", C)
+    store.put_fused_with_vector("fused_A", "a and m1", ["a", "m1"], unit(1, 0, 0, 0))
+    store.put_fused_with_vector("fused_B", "b and m2", ["b", "m2"], unit(1, 0, 0, 0))
+    store.put_fused_with_vector("fused_D", "d and m3", ["d", "m3"], unit(1, 0, 0, 0))
+    store.put_fused_with_vector("fused_P", "p and q", ["p", "q"], unit(1, 0, 0, 0))
+    store.put_fused_with_vector("fused_Q", "p and t", ["p", "t"], unit(1, 0, 0, 0))
+    return store
+
+
+def run(
+    store: FakeStore, seeds: list[str], config: SearchConfig = MEMFUSE_DEFAULT
+) -> dict[str, ExpansionTrace]:
+    return expand(StoreCache(store), [Seed(s, 0.01, ("dense:0",)) for s in seeds], config)
+
+
+def hops(trace: ExpansionTrace) -> list[tuple[str, str, bool]]:
+    return [(step.edge.value, step.node_id, step.reverse) for step in trace.path]
+
+
+def test_atomic_seed_walks_causal_edges_both_ways(store: FakeStore) -> None:
+    traces = run(store, ["a"])
+    assert traces["a"].distance == 0 and traces["a"].path == []
+    assert hops(traces["b"]) == [("causal", "b", False)]
+    assert hops(traces["c"]) == [("causal", "c", True)]  # stored c -> a, walked against it
+    assert hops(traces["d"]) == [("causal", "b", False), ("causal", "d", False)]
+    assert traces["d"].distance == 2 and traces["d"].seed_id == "a"
+
+
+def test_hop_limit_is_respected(store: FakeStore) -> None:
+    assert "x" not in run(store, ["a"])  # three causal hops away
+    one_hop = run(store, ["a"], MEMFUSE_DEFAULT.with_(max_hops=1))
+    assert "b" in one_hop and "d" not in one_hop
+
+
+def test_semantic_edges_below_threshold_are_not_walked(store: FakeStore) -> None:
+    traces = run(store, ["a"])
+    assert hops(traces["s_hi"]) == [("semantic", "s_hi", False)]
+    assert "s_lo" not in traces
+    lowered = run(store, ["a"], MEMFUSE_DEFAULT.with_(semantic_threshold=0.6))
+    assert "s_lo" in lowered
+
+
+def test_belong_from_the_seed_and_from_a_one_causal_hop_neighbour(store: FakeStore) -> None:
+    traces = run(store, ["a"])
+    assert hops(traces["fused_A"]) == [("belong", "fused_A", False)]
+    assert hops(traces["m1"]) == [("belong", "fused_A", False), ("belong", "m1", True)]
+    assert traces["m1"].distance == 2
+    assert hops(traces["fused_B"]) == [("causal", "b", False), ("belong", "fused_B", False)]
+    assert hops(traces["m2"]) == [
+        ("causal", "b", False),
+        ("belong", "fused_B", False),
+        ("belong", "m2", True),
+    ]
+    # d is two causal hops away: its fused node is not followed.
+    assert "fused_D" not in traces and "m3" not in traces
+
+
+def test_fused_expansion_budget_limits_exposed_members(store: FakeStore) -> None:
+    traces = run(store, ["a"], MEMFUSE_DEFAULT.with_(fused_expansion_budget=1))
+    assert "fused_A" in traces and "m1" in traces  # reached first, within budget
+    assert "fused_B" in traces  # still a candidate ...
+    assert "m2" not in traces  # ... but its members are not exposed
+    none = run(store, ["a"], MEMFUSE_DEFAULT.with_(fused_expansion_budget=0))
+    assert "fused_A" in none and "m1" not in none
+
+
+def test_fused_seed_exposes_members_first_then_walks_from_them(store: FakeStore) -> None:
+    traces = run(store, ["fused_P"])
+    assert hops(traces["p"]) == [("belong", "p", True)] and traces["p"].distance == 1
+    assert hops(traces["q"]) == [("belong", "q", True)]
+    assert hops(traces["r"]) == [("belong", "p", True), ("causal", "r", False)]
+    assert traces["r"].seed_id == "fused_P"
+    # no belong hop out of a member of a fused seed
+    assert "fused_Q" not in traces and "t" not in traces
+
+
+def test_without_fusion_no_belong_edges_are_walked(store: FakeStore) -> None:
+    traces = run(store, ["a"], MEMFUSE_DEFAULT.with_(use_fused=False))
+    assert set(traces) == {"a", "b", "c", "d", "s_hi"}
+
+
+def test_without_graph_only_seeds_remain(store: FakeStore) -> None:
+    assert set(run(store, ["a", "fused_P"], MEMFUSE_DEFAULT.with_(use_graph=False))) == {
+        "a",
+        "fused_P",
+    }
+
+
+def test_shortest_distance_wins_across_seeds(store: FakeStore) -> None:
+    store.link("z", "d", C)
+    traces = run(store, ["a", "z"])  # d is 2 hops from a, 1 hop from z
+    assert traces["d"].seed_id == "z" and traces["d"].distance == 1
+
+
+def test_equal_distance_keeps_the_higher_prior(store: FakeStore) -> None:
+    store.link("a", "w", S, weight=0.95)
+    store.link("z", "w", C)
+    traces = run(store, ["a", "z"])  # semantic from the first seed, causal from the second
+    assert traces["w"].prior_kind() == "causal" and traces["w"].seed_id == "z"
+
+
+def test_a_seed_keeps_its_own_trace(store: FakeStore) -> None:
+    traces = run(store, ["a", "b"])
+    assert traces["b"].distance == 0 and traces["b"].seed_id == "b"
+
+
+def test_max_expanded_caps_the_pool_but_keeps_seeds(store: FakeStore) -> None:
+    traces = run(store, ["a", "p"], MEMFUSE_DEFAULT.with_(max_expanded=3))
+    assert len(traces) == 3 and {"a", "p"} <= set(traces)
