@@ -56,6 +56,11 @@ class BenchScenario(BaseModel):
     scenario_id: str
     events: list[Event]
     questions: list[BenchQuestion]
+    episodes: dict[str, str] = Field(
+        default_factory=dict,
+        description="Generator label event id → storyline episode, for diagnostics such as "
+        "fusion purity only; never part of what a system ingests.",
+    )
 
 
 class BenchDataset(BaseModel):
@@ -67,9 +72,11 @@ class BenchDataset(BaseModel):
     scenarios: list[BenchScenario]
     apart_categories: list[str] = Field(
         default_factory=list,
-        description="Categories reported on their own and left out of Overall (LoCoMo adversarial).",
+        description="Categories reported apart and left out of Overall (LoCoMo adversarial).",
     )
-    notes: list[str] = Field(default_factory=list, description="Load-time warnings worth reporting.")
+    notes: list[str] = Field(
+        default_factory=list, description="Load-time warnings worth reporting."
+    )
 
     def n_questions(self) -> int:
         return sum(len(s.questions) for s in self.scenarios)
@@ -100,11 +107,15 @@ def load_dataset(path: str | Path, format: DatasetFormat | None = None) -> Bench
     """Read a benchmark file in either supported format (autodetected when `format` is None)."""
     path = Path(path)
     if format is not None and format not in FORMATS:
-        raise InputFormatError(f"unknown dataset format {format!r} (expected one of: {', '.join(FORMATS)})")
+        raise InputFormatError(
+            f"unknown dataset format {format!r} (expected one of: {', '.join(FORMATS)})"
+        )
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise InputFormatError(f"cannot read dataset {str(path)!r}: {exc.strerror or exc}") from None
+        raise InputFormatError(
+            f"cannot read dataset {str(path)!r}: {exc.strerror or exc}"
+        ) from None
     content_hash = hashlib.sha256(data).hexdigest()
     try:
         raw = json.loads(data)
@@ -116,7 +127,7 @@ def load_dataset(path: str | Path, format: DatasetFormat | None = None) -> Bench
 
         scenarios, apart, notes = locomo_from_raw(raw)
     else:
-        scenarios, apart, notes = _memfusebench_scenarios(path), [], []
+        scenarios, apart, notes = _memfusebench_scenarios(raw, path.name), [], []
     return BenchDataset(
         name=path.stem,
         format=fmt,
@@ -127,22 +138,43 @@ def load_dataset(path: str | Path, format: DatasetFormat | None = None) -> Bench
     )
 
 
-def _memfusebench_scenarios(path: Path) -> list[BenchScenario]:
-    """Map MemFuseBench scenarios (validated by eval.dataset) onto the neutral view."""
-    from eval.dataset import load
+def _memfusebench_scenarios(raw: Any, origin: str) -> list[BenchScenario]:
+    """Map MemFuseBench scenarios (validated by eval.dataset) onto the neutral view.
 
-    bench = load(path)
-    return [
-        BenchScenario(
-            scenario_id=scenario.scenario_id,
-            events=scenario.memory_events(),
-            questions=[_memfusebench_question(q) for q in scenario.questions],
+    Events are taken without the generator's labels (source kind, episode, distractor
+    target): those reveal answers and a fair system under test never sees them.
+    """
+    from eval.dataset import parse
+
+    bench = parse(raw, origin=origin)
+    scenarios = []
+    for scenario in bench.scenario_data:
+        events = scenario.memory_events(labels=False)
+        stream_end = max((e.timestamp for e in events), default=None)
+        questions = [_memfusebench_question(q, stream_end) for q in scenario.questions]
+        episodes = {
+            event.event_id: episode.episode_id
+            for episode in scenario.episodes
+            for event in episode.events
+        }
+        scenarios.append(
+            BenchScenario(
+                scenario_id=scenario.scenario_id,
+                events=events,
+                questions=questions,
+                episodes=episodes,
+            )
         )
-        for scenario in bench.scenario_data
-    ]
+    return scenarios
 
 
-def _memfusebench_question(q: Any) -> BenchQuestion:
+def _memfusebench_question(q: Any, stream_end: datetime | None) -> BenchQuestion:
+    """A question without `question_time` is asked at the end of the stream (all events known)."""
+    when = q.question_time or stream_end
+    if when is None:
+        raise InputFormatError(
+            f"question {q.question_id!r} has no question_time and its scenario no events"
+        )
     checklist = [
         ChecklistItem(item=c.item, evidence_ids=list(c.evidence_event_ids)) for c in q.checklist
     ]
@@ -154,6 +186,6 @@ def _memfusebench_question(q: Any) -> BenchQuestion:
         evidence_ids=list(q.evidence_event_ids),
         checklist=checklist or None,
         user=q.question_user or None,
-        time=parse_timestamp(q.question_time),
+        time=parse_timestamp(when),
         device=q.question_device or None,
     )

@@ -43,7 +43,9 @@ def parse_session_time(text: str) -> datetime:
             return datetime.strptime(cleaned, fmt)
         except ValueError:
             continue
-    raise InputFormatError(f"LoCoMo: unparseable session date {text!r} (expected like '1:47 pm on 18 May, 2023')")
+    raise InputFormatError(
+        f"LoCoMo: unparseable session date {text!r} (expected like '1:47 pm on 18 May, 2023')"
+    )
 
 
 def event_id(sample_id: str, dia_id: str) -> str:
@@ -61,7 +63,9 @@ def _canonical_dia(dia_id: str) -> str:
     return re.sub(r"\d+", lambda m: str(int(m.group())), dia_id.strip())
 
 
-def _sessions(sample_id: str, conversation: dict[str, Any]) -> list[tuple[int, datetime, list[dict]]]:
+def _sessions(
+    sample_id: str, conversation: dict[str, Any]
+) -> list[tuple[int, datetime, list[dict]]]:
     sessions = []
     for key, turns in conversation.items():
         match = _SESSION_KEY.match(key)
@@ -70,7 +74,9 @@ def _sessions(sample_id: str, conversation: dict[str, Any]) -> list[tuple[int, d
         number = int(match.group(1))
         stamp = conversation.get(f"session_{number}_date_time")
         if not stamp:
-            raise InputFormatError(f"LoCoMo sample {sample_id!r}: session {number} has no date_time")
+            raise InputFormatError(
+                f"LoCoMo sample {sample_id!r}: session {number} has no date_time"
+            )
         sessions.append((number, parse_session_time(stamp), turns))
     if not sessions:
         raise InputFormatError(f"LoCoMo sample {sample_id!r}: conversation has no sessions")
@@ -135,7 +141,9 @@ def _question(
     qid = f"{sample_id}_q{index}"
     category = CATEGORIES.get(qa.get("category"))  # type: ignore[arg-type]
     if category is None:
-        raise InputFormatError(f"LoCoMo question {qid}: unknown category {qa.get('category')!r} (expected 1-5)")
+        raise InputFormatError(
+            f"LoCoMo question {qid}: unknown category {qa.get('category')!r} (expected 1-5)"
+        )
     answer = qa.get("adversarial_answer") if category == ADVERSARIAL else None
     if answer is None:
         answer = qa.get("answer")

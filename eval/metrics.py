@@ -14,9 +14,9 @@ import importlib.util
 import math
 import os
 import tempfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from eval.bench_data import ChecklistItem
 from memory.errors import ConfigurationError
@@ -109,7 +109,7 @@ def _encoding():  # -> tiktoken.Encoding
             os.environ["TIKTOKEN_CACHE_DIR"] = str(bundled)  # what litellm sets on import too
     try:
         return tiktoken.get_encoding(TOKENIZER)
-    except Exception as exc:  # network or cache failure inside tiktoken
+    except (OSError, ValueError) as exc:  # requests errors are OSErrors; ValueError: bad hash
         raise ConfigurationError(
             f"tokenizer {TOKENIZER} is unavailable offline ({type(exc).__name__}); "
             "set TIKTOKEN_CACHE_DIR to a folder holding its BPE file"

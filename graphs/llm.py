@@ -1,4 +1,4 @@
-"""The evaluation LLM plumbing shared by the reader and the judge.
+"""The fixed-prompt LLM plumbing shared by the reader (graphs) and the judge (eval).
 
 Both are fixed prompts (not DSPy programs: the metric must not be optimised), sent
 through langchain-openai to any OpenAI-compatible endpoint. The client's own
@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Any, TypeVar
 
 import openai
 from langchain_core.messages import BaseMessage
 from langchain_openai import ChatOpenAI
 
-from memfuse.settings import MemFuseSettings
 from memory.errors import ConfigurationError, MemFuseError
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
@@ -33,15 +33,11 @@ class LLMProviderError(MemFuseError):
     def __init__(self, role: str, attempts: int, cause: Exception):
         self.role, self.attempts, self.cause = role, attempts, cause
         detail = " ".join(str(cause).split())[:200]
-        super().__init__(f"{role}: provider error after {attempts} attempt(s): {type(cause).__name__}: {detail}")
+        super().__init__(
+            f"{role}: provider error after {attempts} attempt(s): {type(cause).__name__}: {detail}"
+        )
 
 
-class JudgeError(MemFuseError):
-    """A question stayed unscorable: the judge never returned a usable verdict."""
-
-    def __init__(self, question_id: str, problem: str):
-        self.question_id, self.problem = question_id, problem
-        super().__init__(f"judge could not score question {question_id!r}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -83,21 +79,22 @@ class LLMRole:
         )
 
 
-def reader_role(settings: MemFuseSettings, retry: RetryPolicy | None = None) -> LLMRole:
+def reader_role(settings: Any, retry: RetryPolicy | None = None) -> LLMRole:
     """Answer generation: temperature 1, 2,048 output tokens (paper, Appendix D)."""
-    return _role("reader", settings, temperature=1.0, max_tokens=2048, retry=retry)
+    return llm_role("reader", settings, temperature=1.0, max_tokens=2048, retry=retry)
 
 
-def judge_role(settings: MemFuseSettings, retry: RetryPolicy | None = None) -> LLMRole:
-    """Checklist judge: temperature 0, 4,096 output tokens (paper, Appendix D)."""
-    return _role("judge", settings, temperature=0.0, max_tokens=4096, retry=retry)
-
-
-def _role(
-    name: str, settings: MemFuseSettings, temperature: float, max_tokens: int, retry: RetryPolicy | None
+def llm_role(
+    name: str,
+    settings: Any,
+    temperature: float,
+    max_tokens: int,
+    retry: RetryPolicy | None,
 ) -> LLMRole:
     if not settings.llm_model:
-        raise ConfigurationError(f"the {name} needs an LLM: set MEMFUSE_LLM_MODEL (and MEMFUSE_LLM_BASE_URL)")
+        raise ConfigurationError(
+            f"the {name} needs an LLM: set MEMFUSE_LLM_MODEL (and MEMFUSE_LLM_BASE_URL)"
+        )
     return LLMRole(
         name=name,
         model=settings.llm_model,
@@ -141,13 +138,15 @@ def complete(role: LLMRole, messages: list[BaseMessage], model: ChatOpenAI | Non
     return str(content)
 
 
-def load_prompt(name: str) -> str:
-    """A prompt template from eval/prompts/ (kept as files so they can be read and diffed)."""
-    path = PROMPTS_DIR / name
+def load_prompt(name: str, directory: Path = PROMPTS_DIR) -> str:
+    """A prompt template file (kept as files so they can be read and diffed)."""
+    path = directory / name
     try:
         return path.read_text(encoding="utf-8").strip()
     except OSError:
-        raise ConfigurationError(f"prompt template {name!r} is missing from {PROMPTS_DIR}") from None
+        raise ConfigurationError(
+            f"prompt template {name!r} is missing from {directory}"
+        ) from None
 
 
 def render(template: str, **values: object) -> str:

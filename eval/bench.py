@@ -1,0 +1,499 @@
+"""`bench`: run systems over a benchmark file and write results, per-question records and a report.
+
+Per scenario, one store is built per ingest mode and cached on disk under a key
+that changes with anything that would change its content (dataset bytes, scenario,
+ingest mode and its config key, embedding model), so a re-run skips ingest and
+reports the ingest time of the run that built it. Retrieval metrics need no LLM;
+with one configured, every context is also read and the answer judged against its
+checklist.
+
+`limit` keeps the first N questions of every scenario (ingest still covers the
+whole scenario, so stores stay reusable across limits). Timings leave warm-up out:
+the embedding model is loaded before an ingest is timed, question texts are embedded
+(into the persistent embedding cache) before any system runs, and every system makes
+one untimed retrieval per store before its questions are measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from eval.bench_data import BenchDataset, BenchQuestion, BenchScenario, DatasetFormat, load_dataset
+from eval.judge import JudgeError, judge_role
+from graphs.llm import LLMProviderError, RetryPolicy, reader_role
+from eval.metrics import (
+    QuestionMeasure,
+    aggregate,
+    checklist_coverage,
+    context_text,
+    count_tokens,
+    evidence_recall,
+    full_evidence,
+    mean,
+)
+from eval.report import markdown_report, plot_recall_by_category
+from eval.systems import (
+    INGESTORS,
+    BenchSystem,
+    EventStream,
+    IngestMode,
+    RetrievalOutcome,
+    full_context,
+    resolve_systems,
+)
+from memfuse.settings import MemFuseSettings, load_settings
+from memory.errors import ConfigurationError
+
+NO_LLM_NOTE = "No LLM configured: only retrieval metrics are reported (no checklist score)."
+INGEST_MARKER = "bench-ingest.json"
+
+
+@dataclass
+class BenchResults:
+    """What a run produced: the results.json content and where everything was written."""
+
+    results: dict[str, Any]
+    out_dir: Path
+    llm_model: str | None
+    notes: list[str] = field(default_factory=list)
+    ingests_run: int = 0  # stores built in this run (0 when every store came from the cache)
+
+    @property
+    def results_path(self) -> Path:
+        return self.out_dir / "results.json"
+
+    @property
+    def questions_path(self) -> Path:
+        return self.out_dir / "questions.jsonl"
+
+    @property
+    def report_path(self) -> Path:
+        return self.out_dir / "report.md"
+
+    @property
+    def chart_path(self) -> Path:
+        return self.out_dir / "recall_by_category.png"
+
+
+# --- stores ---------------------------------------------------------------------------
+
+
+def store_key(content_hash: str, scenario_id: str, mode: IngestMode, embedding_id: str) -> str:
+    """Cache key of one scenario's store: equal keys ⇒ identical ingest input and method."""
+    parts = [content_hash, scenario_id, mode.name, mode.config_key, embedding_id]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+@dataclass
+class PreparedStore:
+    store: Any
+    ingest_seconds: float
+    built_now: bool
+    mode: IngestMode
+
+
+class StoreCache:
+    """Opens (or builds) the store of one scenario and ingest mode under `data_dir`.
+
+    Layout: `<data_dir>/bench_<mode>_<key>/bench-ingest.json` names the finished build
+    folder next to it. The marker is written (atomically) only after a successful
+    ingest, so a build without one was interrupted: it is discarded and the store is
+    rebuilt in a fresh folder and namespace (never reusing half-ingested data, and never
+    reopening a path a Chroma client of this process may still hold).
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        content_hash: str,
+        settings: MemFuseSettings,
+        embedder: Any,
+        progress: bool,
+    ):
+        self.data_dir = data_dir
+        self.content_hash = content_hash
+        self.settings = settings
+        self.embedder = embedder
+        self.progress = progress
+
+    def prepare(self, scenario: BenchScenario, mode: IngestMode) -> PreparedStore:
+        if not mode.needs_store:
+            return PreparedStore(EventStream(tuple(scenario.events)), 0.0, False, mode)
+        key = store_key(self.content_hash, scenario.scenario_id, mode, self.embedder.model_id)
+        root = self.data_dir / f"bench_{mode.name}_{key}"
+        marker = root / INGEST_MARKER
+        if marker.is_file():
+            record = json.loads(marker.read_text())
+            store = self._open(root / record["build"], record["namespace"])
+            return PreparedStore(store, float(record["ingest_seconds"]), False, mode)
+        for stale in root.glob("build-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        build = f"build-{secrets.token_hex(4)}"
+        namespace = f"{mode.name}_{key}_{build[6:]}"  # unique on a shared Chroma server too
+        store = self._open(root / build, namespace)
+        try:
+            _ = self.embedder.dim  # load the model before the clock starts: not ingest time
+            start = time.perf_counter()
+            report = mode(store, scenario.events, self.progress)
+            seconds = time.perf_counter() - start
+        except BaseException:
+            store.close()
+            raise
+        record = {
+            "build": build,
+            "namespace": namespace,
+            "scenario_id": scenario.scenario_id,
+            "dataset_sha256": self.content_hash,
+            "ingest_mode": mode.name,
+            "config_key": mode.config_key,
+            "embedding_model": self.embedder.model_id,
+            "events": len(scenario.events),
+            "ingest_seconds": seconds,
+            "report": report.model_dump(mode="json"),
+            "built_at": datetime.now().isoformat(timespec="seconds"),
+        }
+        tmp = marker.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=1))
+        tmp.replace(marker)
+        return PreparedStore(store, seconds, True, mode)
+
+    def _open(self, folder: Path, namespace: str) -> Any:
+        from memory.store import MemoryStore
+
+        return MemoryStore.open(
+            folder,
+            namespace=namespace,
+            embedder=self.embedder,
+            chroma_host=self.settings.chroma_host,
+            chroma_port=self.settings.chroma_port,
+        )
+
+
+# --- one question ---------------------------------------------------------------------
+
+
+@dataclass
+class Scorer:
+    """Reader + judge for one run; None of it exists when no LLM is configured."""
+
+    settings: MemFuseSettings
+    retry: RetryPolicy | None = None
+
+    def __post_init__(self) -> None:
+        from eval.judge import Judge
+        from graphs.reader import Reader
+
+        self.reader = Reader(reader_role(self.settings, self.retry))
+        self.judge = Judge(judge_role(self.settings, self.retry))
+
+    def score(
+        self, system: BenchSystem, question: BenchQuestion, outcome: RetrievalOutcome
+    ) -> dict[str, Any]:
+        """Answer + judgement; an unscorable question is recorded with its error, never zeroed."""
+        items = [c.item for c in question.checklist] if question.checklist else [question.answer]
+        try:
+            answer = self.reader.answer(
+                outcome.context, question=question.question, questioner=question.user,
+                question_time=question.time, full_context=full_context(system),
+            )
+            verdict = self.judge.score(question.question_id, question.question, answer, items)
+        except (JudgeError, LLMProviderError) as exc:
+            return {"checklist_score": None, "unscorable": True, "error": str(exc)}
+        return {
+            "answer": answer,
+            "checklist_score": verdict.score,
+            "judge_attempts": verdict.attempts,
+            "judgements": [
+                {"index": j.index, "point": j.point, "covered": j.covered, "reason": j.reason}
+                for j in verdict.judgements
+            ],
+            "unscorable": False,
+        }
+
+
+def measure(
+    system: BenchSystem,
+    scenario: BenchScenario,
+    question: BenchQuestion,
+    outcome: RetrievalOutcome,
+    judged: Mapping[str, Any] | None,
+) -> tuple[QuestionMeasure, dict[str, Any]]:
+    """The question's metrics and its questions.jsonl record."""
+    ids = outcome.event_ids
+    retrieved = set(ids)
+    lines = [e.text for e in sorted(outcome.context, key=lambda e: e.timestamp)]
+    tokens = count_tokens(context_text(lines))
+    m = QuestionMeasure(
+        category=question.category,
+        recall=evidence_recall(question.evidence_ids, ids),
+        full_evidence=full_evidence(question.evidence_ids, ids),
+        checklist_coverage=checklist_coverage(question.checklist, ids),
+        context_tokens=tokens,
+        search_ms=outcome.elapsed_ms,
+        checklist_score=judged.get("checklist_score") if judged else None,
+        unscorable=bool(judged and judged.get("unscorable")),
+    )
+    record: dict[str, Any] = {
+        "system": system.name,
+        "scenario_id": scenario.scenario_id,
+        "question_id": question.question_id,
+        "category": question.category,
+        "recall": m.recall,
+        "full_evidence": m.full_evidence,
+        "checklist_coverage": m.checklist_coverage,
+        "context_tokens": tokens,
+        "search_ms": round(outcome.elapsed_ms, 3),
+        "rounds": outcome.rounds,
+        "retrieved_ids": ids if len(ids) <= 200 else [*ids[:200], f"... {len(ids) - 200} more"],
+        "gold_ids": question.evidence_ids,
+        "missing_gold": [g for g in question.evidence_ids if g not in retrieved],
+    }
+    if judged is not None:
+        record.update(judged)
+    return m, record
+
+
+# --- the run --------------------------------------------------------------------------
+
+
+def _llm_settings(
+    llm: MemFuseSettings | bool | None, settings: MemFuseSettings
+) -> MemFuseSettings | None:
+    """None → use `settings` when it has an LLM; False → never; a settings object → it."""
+    if llm is False:
+        return None
+    chosen = settings if llm is None or llm is True else llm
+    if chosen.llm_enabled:
+        return chosen
+    if llm is True or isinstance(llm, MemFuseSettings):
+        raise ConfigurationError("an LLM was requested for bench but MEMFUSE_LLM_MODEL is not set")
+    return None
+
+
+def run_bench(
+    dataset_path: str | Path,
+    format: DatasetFormat | None = None,
+    systems: Sequence[str] | None = None,
+    k: int = 20,
+    limit: int | None = None,
+    out_dir: str | Path = Path("bench-out"),
+    data_dir: str | Path | None = None,
+    progress: bool = True,
+    llm: MemFuseSettings | bool | None = None,
+    settings: MemFuseSettings | None = None,
+    embedder: Any = None,
+    console: Console | None = None,
+    retry: RetryPolicy | None = None,
+) -> BenchResults:
+    """Benchmark `systems` (names from eval.systems.SYSTEMS; None = all runnable ones).
+
+    `data_dir` holds the cached stores (default: <out_dir>/stores); `embedder`
+    overrides the configured embedding model (tests inject a small one); `retry`
+    overrides the reader/judge provider-error policy.
+    """
+    if k < 1:
+        raise ConfigurationError(f"k must be at least 1, got {k}")
+    if limit is not None and limit < 1:
+        raise ConfigurationError(f"limit must be at least 1, got {limit}")
+    settings = settings or load_settings()
+    llm_settings = _llm_settings(llm, settings)
+    out = Path(out_dir)
+    stores_dir = Path(data_dir) if data_dir is not None else out / "stores"
+    console = console or Console(stderr=True, quiet=not progress)
+    dataset = load_dataset(dataset_path, format)
+    chosen = resolve_systems(systems)
+    if embedder is None and any(INGESTORS[s.ingest_mode].needs_store for s in chosen):
+        from memfuse.api import embedding_config
+        from memory.embeddings import make_embedder
+
+        stores_dir.mkdir(parents=True, exist_ok=True)
+        embedder = make_embedder(embedding_config(settings, stores_dir))
+    cache = StoreCache(stores_dir, dataset.content_hash, settings, embedder, progress)
+    scorer = Scorer(llm_settings, retry) if llm_settings else None
+    if scorer is None:
+        console.print(f"[yellow]{NO_LLM_NOTE}[/yellow]")
+
+    runner = _Runner(dataset, chosen, k, limit, cache, scorer, console, progress)
+    runner.run()
+    results = runner.results(str(dataset_path))
+    notes = runner.notes()
+    out.mkdir(parents=True, exist_ok=True)
+    bench = BenchResults(
+        results=results,
+        out_dir=out,
+        llm_model=llm_settings.llm_model if llm_settings else None,
+        notes=notes,
+        ingests_run=runner.ingests_run,
+    )
+    _write(bench, runner.records, dataset, limit)
+    return bench
+
+
+class _Runner:
+    """Walks scenarios × ingest modes × systems × questions, collecting measures."""
+
+    def __init__(
+        self,
+        dataset: BenchDataset,
+        systems: list[BenchSystem],
+        k: int,
+        limit: int | None,
+        cache: StoreCache,
+        scorer: Scorer | None,
+        console: Console,
+        progress: bool,
+    ):
+        self.dataset, self.systems, self.k, self.limit = dataset, systems, k, limit
+        self.cache, self.scorer, self.console, self.progress = cache, scorer, console, progress
+        self.measures: dict[str, list[QuestionMeasure]] = {s.name: [] for s in systems}
+        self.rounds: dict[str, list[float]] = {s.name: [] for s in systems}
+        self.extras: dict[str, list[dict[str, float]]] = {s.name: [] for s in systems}
+        self.ingest_seconds: dict[str, float] = {s.name: 0.0 for s in systems}
+        self.ingest_extras: dict[str, list[Mapping[str, float]]] = {s.name: [] for s in systems}
+        self.records: list[dict[str, Any]] = []
+        self.ingests_run = 0
+
+    def run(self) -> None:
+        modes = list(dict.fromkeys(s.ingest_mode for s in self.systems))
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=self.console, disable=not self.progress) as bar:
+            total = len(self.dataset.scenarios) * len(self.systems)
+            task = bar.add_task("scenarios × systems", total=total)
+            for scenario in self.dataset.scenarios:
+                questions = scenario.questions[: self.limit] if self.limit else scenario.questions
+                for mode_name in modes:
+                    self._run_mode(bar, scenario, questions, INGESTORS[mode_name], task)
+
+    def _run_mode(
+        self,
+        bar: Progress,
+        scenario: BenchScenario,
+        questions: list[BenchQuestion],
+        mode: IngestMode,
+        task: Any,
+    ) -> None:
+        bar.update(task, description=f"{scenario.scenario_id}: ingest ({mode.name})")
+        prepared = self.cache.prepare(scenario, mode)
+        self.ingests_run += int(prepared.built_now)
+        try:
+            embed_queries = getattr(prepared.store, "embed_queries", None)
+            if embed_queries is not None and questions:
+                # every system then finds the question vectors in the embedding cache, so
+                # latency compares searches, not who paid for encoding a question first
+                embed_queries([q.question for q in questions])
+            extra = dict(mode.extra_metrics(prepared.store, scenario)) if mode.extra_metrics else {}
+            for system in (s for s in self.systems if s.ingest_mode == mode.name):
+                self.ingest_seconds[system.name] += prepared.ingest_seconds
+                if extra:
+                    self.ingest_extras[system.name].append(extra)
+                bar.update(task, description=f"{scenario.scenario_id}: {system.name}")
+                if questions:  # untimed warm-up: first-query costs (lazy loads, caches) aside
+                    system.retrieve(prepared.store, _warm_up(questions[0]), self.k)
+                for question in questions:
+                    self._ask(system, scenario, question, prepared.store)
+                bar.advance(task)
+        finally:
+            close = getattr(prepared.store, "close", None)
+            if close is not None:
+                close()
+
+    def _ask(
+        self, system: BenchSystem, scenario: BenchScenario, question: BenchQuestion, store: Any
+    ) -> None:
+        outcome = system.retrieve(store, question, self.k)
+        judged = self.scorer.score(system, question, outcome) if self.scorer else None
+        m, record = measure(system, scenario, question, outcome, judged)
+        self.measures[system.name].append(m)
+        self.rounds[system.name].append(float(outcome.rounds))
+        self.extras[system.name].append(outcome.extras)
+        self.records.append(record)
+
+    def results(self, dataset_label: str) -> dict[str, Any]:
+        apart = set(self.dataset.apart_categories)
+        with_judge = self.scorer is not None
+        systems: dict[str, Any] = {}
+        for system in self.systems:
+            measures = self.measures[system.name]
+            overall = aggregate([m for m in measures if m.category not in apart], with_judge)
+            overall["ingest_seconds"] = self.ingest_seconds[system.name]
+            overall["mean_rounds"] = mean(self.rounds[system.name])
+            if apart:
+                overall["excluded_categories"] = sorted(apart)
+            overall.update(_mean_dicts(self.extras[system.name]))
+            overall.update(_mean_dicts(self.ingest_extras[system.name]))
+            by_category: dict[str, Any] = {}
+            for category in dict.fromkeys(m.category for m in measures):
+                block = aggregate([m for m in measures if m.category == category], with_judge)
+                block["ingest_seconds"] = None  # ingest is per scenario, not per category
+                by_category[category] = block
+            systems[system.name] = {"overall": overall, "by_category": by_category}
+        return {"dataset": dataset_label, "k": self.k, "systems": systems}
+
+    def notes(self) -> list[str]:
+        notes = list(self.dataset.notes)
+        if self.scorer is None:
+            notes.insert(0, NO_LLM_NOTE)
+        if self.limit:
+            notes.append(f"limit: the first {self.limit} question(s) of every scenario")
+        if self.dataset.apart_categories:
+            apart = ", ".join(self.dataset.apart_categories)
+            notes.append(f"reported apart and left out of Overall: {apart}")
+        if self.scorer is not None and any(
+            q.checklist is None for s in self.dataset.scenarios for q in s.questions
+        ):
+            notes.append(
+                "questions without a checklist are judged against the reference answer as a "
+                "one-item checklist"
+            )
+        return notes
+
+
+def _warm_up(question: BenchQuestion) -> BenchQuestion:
+    """A question with new text, so the warm-up runs the query-embedding path for real."""
+    return question.model_copy(update={"question": f"warm-up: {question.question}"})
+
+
+def _mean_dicts(rows: Sequence[Mapping[str, float]]) -> dict[str, float | None]:
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    return {key: mean(row.get(key) for row in rows) for key in keys}
+
+
+def _write(
+    bench: BenchResults, records: list[dict[str, Any]], dataset: BenchDataset, limit: int | None
+) -> None:
+    bench.results_path.write_text(json.dumps(bench.results, indent=1) + "\n")
+    with bench.questions_path.open("w") as handle:
+        for record in records:
+            handle.write(json.dumps(record, default=str) + "\n")
+    info = {
+        "dataset_name": dataset.name,
+        "format": dataset.format,
+        "content_hash": dataset.content_hash,
+        "scenarios": len(dataset.scenarios),
+        "questions_in_file": dataset.n_questions(),
+        "limit": limit,
+        "llm_model": bench.llm_model,
+        "notes": bench.notes,
+        "stores_built_in_this_run": bench.ingests_run,
+        "finished_at": datetime.now().isoformat(timespec="seconds"),
+    }
+    (bench.out_dir / "run_info.json").write_text(json.dumps(info, indent=1) + "\n")
+    bench.report_path.write_text(markdown_report(bench.results, bench.notes, bench.llm_model))
+    plot_recall_by_category(bench.results, bench.chart_path)

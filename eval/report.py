@@ -1,0 +1,187 @@
+"""Human-readable outputs of a bench run: report.md, a recall-by-category chart, a console table.
+
+They read only the results.json shape, so a report can be regenerated from a saved
+run without re-running anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+# (key, report title, console title, kind) in display order; kind picks the number format.
+METRIC_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
+    ("n_questions", "questions", "n", "int"),
+    ("evidence_recall", "recall@k", "recall", "share"),
+    ("full_evidence_rate", "full evidence", "full", "share"),
+    ("checklist_coverage", "checklist cov.", "cl.cov", "share"),
+    ("checklist_score", "checklist score", "score", "share"),
+    ("context_tokens", "ctx tokens", "tokens", "int"),
+    ("search_p50_ms", "p50 ms", "p50ms", "ms"),
+    ("search_p95_ms", "p95 ms", "p95ms", "ms"),
+    ("ingest_seconds", "ingest s", "ingest", "s"),
+)
+NA = "–"
+NO_LLM_BANNER = (
+    "> **No LLM configured: only retrieval metrics are reported** "
+    "(no reader answers, no checklist score)."
+)
+
+
+def fmt(value: Any, kind: str) -> str:
+    if value is None:
+        return NA
+    if kind == "share":
+        return f"{value:.3f}"
+    if kind == "int":
+        return f"{value:,.0f}"
+    if kind == "ms":
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def _columns(results: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """Metric columns present for at least one system (checklist score only with an LLM)."""
+    blocks = [s["overall"] for s in results["systems"].values()]
+    return [c for c in METRIC_COLUMNS if any(c[0] in b for b in blocks)]
+
+
+def categories(results: Mapping[str, Any]) -> list[str]:
+    """Categories in first-seen order across systems."""
+    seen: dict[str, None] = {}
+    for system in results["systems"].values():
+        seen.update(dict.fromkeys(system["by_category"]))
+    return list(seen)
+
+
+def render_console_table(results: Mapping[str, Any] | Any) -> Table:
+    """Systems × Overall metrics, for the terminal (a results dict or a BenchResults)."""
+    results = getattr(results, "results", results)
+    name = Path(str(results["dataset"])).name
+    table = Table(title=f"bench {name}, k={results['k']}, Overall")
+    table.add_column("system", style="bold", no_wrap=True)
+    columns = _columns(results)
+    for _, _, title, _ in columns:
+        table.add_column(title, justify="right", no_wrap=True)
+    for system_name, system in results["systems"].items():
+        overall = system["overall"]
+        table.add_row(system_name, *(fmt(overall.get(key), kind) for key, _, _, kind in columns))
+    return table
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def markdown_report(
+    results: Mapping[str, Any], notes: Sequence[str] = (), llm_model: str | None = None
+) -> str:
+    """report.md: Overall table, recall by category, then what was measured and how."""
+    columns = _columns(results)
+    cats = categories(results)
+    lines = [f"# Benchmark report: {results['dataset']}", ""]
+    if llm_model is None:
+        lines += [NO_LLM_BANNER, ""]
+    lines += ["## Overall", ""]
+    rows = [
+        [name, *(fmt(s["overall"].get(key), kind) for key, _, _, kind in columns)]
+        for name, s in results["systems"].items()
+    ]
+    lines += _md_table(["system", *(title for _, title, _, _ in columns)], rows)
+    lines += ["", f"## Evidence recall@{results['k']} by category", ""]
+    rows = [
+        [name, *(fmt(s["by_category"].get(c, {}).get("evidence_recall"), "share") for c in cats)]
+        for name, s in results["systems"].items()
+    ]
+    lines += _md_table(["system", *cats], rows)
+    counts = {c: _first(results, c, "n_questions") for c in cats}
+    lines += ["", "Questions per category: " + ", ".join(f"{c} {n}" for c, n in counts.items())]
+    if llm_model is not None:
+        lines += ["", "## Checklist score by category", ""]
+        rows = [
+            [
+                name,
+                *(fmt(s["by_category"].get(c, {}).get("checklist_score"), "share") for c in cats),
+            ]
+            for name, s in results["systems"].items()
+        ]
+        lines += _md_table(["system", *cats], rows)
+    lines += ["", "## What was measured", "", *_method_notes(results["k"], llm_model)]
+    if notes:
+        lines += ["", "## Notes", "", *(f"- {note}" for note in notes)]
+    return "\n".join(lines) + "\n"
+
+
+def _first(results: Mapping[str, Any], category: str, key: str) -> Any:
+    for system in results["systems"].values():
+        if category in system["by_category"]:
+            return system["by_category"][category].get(key)
+    return None
+
+
+METHOD_NOTES = """\
+- **recall@k**: share of a question's gold evidence events present in the context of at
+  most k events; questions without gold evidence are skipped (counted as `recall_skipped`).
+- **full evidence**: share of questions whose gold evidence is entirely in the context.
+- **checklist cov.**: share of checklist items with at least one of their evidence events
+  in the context (– when the dataset has no checklists).
+- **ctx tokens**: mean cl100k_base tokens of the serialized context
+  (`[time] [device] [location] description` lines, in time order).
+- **p50/p95 ms**: nearest-rank percentiles of per-question retrieval wall time
+  (search + context assembly). Question texts are embedded before timing starts, so the
+  numbers compare searches; texts a system writes itself (rewrites) are encoded on its clock.
+- **ingest s**: seconds to build the system's stores over all scenarios, measured by the run
+  that built them (stores are cached); reported in Overall only.
+- All means are question-macro: Overall is not the mean of the category means.
+  Categories reported apart (LoCoMo adversarial) are left out of Overall.
+- long_context gets every event up to the question time, so its recall is 1 by
+  construction; its token count is the point of comparison."""
+
+JUDGE_NOTE = """\
+- **checklist score**: the reader ({model}, temperature 1) answers from the context; the
+  judge (temperature 0) marks each checklist item covered or not; the score is the covered
+  share, averaged over questions. Questions without a checklist are judged against their
+  reference answer as a one-item checklist. If any question is unscorable, the aggregate is
+  withheld (–), never counted as zero."""
+
+
+def _method_notes(k: int, llm_model: str | None) -> list[str]:
+    notes = METHOD_NOTES.splitlines()
+    if llm_model is not None:
+        notes += JUDGE_NOTE.replace("{model}", llm_model).splitlines()
+    return notes
+
+
+def plot_recall_by_category(results: Mapping[str, Any], path: Path) -> Path:
+    """Grouped bars: categories on the x axis, one bar per system in each group."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cats = categories(results)
+    systems = list(results["systems"])
+    width = 0.8 / max(len(systems), 1)
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.2 * len(cats) + 3), 4.5))
+    for i, name in enumerate(systems):
+        by_cat = results["systems"][name]["by_category"]
+        values = [by_cat.get(c, {}).get("evidence_recall") or 0.0 for c in cats]
+        positions = [x + (i - (len(systems) - 1) / 2) * width for x in range(len(cats))]
+        ax.bar(positions, values, width, label=name)
+    ax.set_xticks(range(len(cats)))
+    ax.set_xticklabels(cats, rotation=20, ha="right")
+    ax.set_xlabel("question category")
+    ax.set_ylabel(f"evidence recall@{results['k']}")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"Evidence recall by category: {Path(str(results['dataset'])).name}")
+    ax.legend(title="system", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

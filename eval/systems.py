@@ -1,0 +1,224 @@
+"""What `bench` compares: systems (how a question gets its context) and ingest modes.
+
+A system names the ingest mode it needs; the bench builds one store per scenario and
+ingest mode (cached on disk) and hands it to every system that needs that mode, so
+the plain baselines share one store. Both registries are plain dicts: registering
+another system or ingest mode is one line, e.g.
+
+    SYSTEMS["memfuse_no_ar"] = lambda: ControllerSystem(...)
+    INGESTORS["fused"] = IngestMode("fused", fuse_events, config_key=..., extra_metrics=...)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from eval.bench_data import BenchQuestion, BenchScenario
+from memory.errors import ConfigurationError
+from memory.models import Event, NodeKind
+from memory.records import ContextEntry
+from memory.search.config import BM25_ONLY, HYBRID_RRF, MEMFUSE_DEFAULT, NAIVE_RAG, SearchConfig
+from memory.search.plan import RoundPlan
+
+IngestModeName = Literal["plain", "fused", "none"]
+
+
+class RetrievalOutcome(BaseModel):
+    """One system's answer context for one question, and what it cost."""
+
+    event_ids: list[str] = Field(description="Atomic events in the context, best first (≤ k).")
+    context: list[ContextEntry] = Field(description="What the reader sees (entries, any order).")
+    elapsed_ms: float = Field(description="Wall time of the retrieval, context assembly included.")
+    rounds: int = Field(default=1, ge=1, description="Search rounds (multi-round controllers).")
+    extras: dict[str, float] = Field(
+        default_factory=dict, description="Per-question numbers a system reports (averaged)."
+    )
+
+
+@runtime_checkable
+class BenchSystem(Protocol):
+    """A compared system. `full_context` (optional attribute, default False) makes the
+    reader use the whole-stream system prompt instead of the retrieved-context one."""
+
+    name: str
+    ingest_mode: str
+
+    def retrieve(self, store: Any, question: BenchQuestion, k: int) -> RetrievalOutcome: ...
+
+
+class IngestReport(BaseModel):
+    """What an ingest run did (the bench times it itself)."""
+
+    events: int = Field(description="Events handed to the ingestor.")
+    added: int = Field(description="Events newly written.")
+    details: dict[str, Any] = Field(default_factory=dict, description="Mode-specific counts.")
+
+
+Ingestor = Callable[[Any, Sequence[Event], bool], IngestReport]
+ExtraMetrics = Callable[[Any, BenchScenario], Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class IngestMode:
+    """How a scenario's events get into a store; callable as `mode(store, events, progress)`.
+
+    `config_key` must change whenever the ingest behaviour changes (model, prompts,
+    thresholds): it is part of the on-disk cache key, so a stale store is never reused.
+    `extra_metrics(store, scenario)` adds numbers (fused nodes, edges, purity…) to the
+    Overall block of every system using this mode, averaged over scenarios.
+    `needs_store=False` means no store is built; systems get the raw `EventStream`.
+    """
+
+    name: str
+    ingest: Ingestor
+    config_key: str = "v1"
+    extra_metrics: ExtraMetrics | None = None
+    needs_store: bool = True
+
+    def __call__(self, store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
+        return self.ingest(store, events, progress)
+
+
+def plain_ingest(store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
+    """Store and index every event; no fusion, no edges."""
+    report = store.add_events(list(events), progress=progress)
+    return IngestReport(events=len(events), added=len(report.added))
+
+
+def no_ingest(store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
+    return IngestReport(events=len(events), added=0)
+
+
+@dataclass(frozen=True)
+class EventStream:
+    """The raw stream given to systems whose ingest mode needs no store."""
+
+    events: tuple[Event, ...]
+
+    def all_events(self) -> list[Event]:
+        return sorted(self.events, key=lambda e: (e.timestamp, e.event_id))
+
+    def close(self) -> None:
+        pass
+
+
+def event_entry(event: Event, provenance: str, score: float = 0.0) -> ContextEntry:
+    return ContextEntry(
+        kind=NodeKind.EVENT,
+        node_id=event.event_id,
+        timestamp=event.timestamp,
+        device=event.device,
+        location=event.location,
+        text=event.serialize(),
+        score=score,
+        provenance=provenance,
+    )
+
+
+def sized(recipe: SearchConfig, k: int) -> SearchConfig:
+    """The recipe returning k events into a context of k entries."""
+    return recipe.with_(top_k=k, context=recipe.context.model_copy(update={"entries": k}))
+
+
+def ranked_event_ids(context: Sequence[ContextEntry], ranking: Sequence[str], k: int) -> list[str]:
+    """Context events in rank order (unranked ones, e.g. fused members, after them), ≤ k."""
+    position = {node_id: i for i, node_id in enumerate(ranking)}
+    events = [e.node_id for e in context if e.kind == NodeKind.EVENT]
+    unique = list(dict.fromkeys(events))
+    ordered = sorted(unique, key=lambda i: (position.get(i, len(position)), unique.index(i)))
+    return ordered[:k]
+
+
+@dataclass
+class RecipeSystem:
+    """One search call with a named recipe on a plain plan built from the question text."""
+
+    name: str
+    recipe: SearchConfig
+    ingest_mode: str = "plain"
+    full_context: bool = False
+
+    def retrieve(self, store: Any, question: BenchQuestion, k: int) -> RetrievalOutcome:
+        from memory.retrieval import assemble_context, search
+
+        config = sized(self.recipe, k)
+        start = time.perf_counter()
+        result = search(
+            store,
+            RoundPlan.from_query(question.question),
+            config,
+            requester=question.user,
+            question_time=question.time,
+        )
+        context = assemble_context(store, result.candidates, result.fused, config.context)
+        elapsed = (time.perf_counter() - start) * 1000
+        ids = ranked_event_ids(context, result.event_ids(), k)
+        return RetrievalOutcome(event_ids=ids, context=context, elapsed_ms=elapsed)
+
+
+@dataclass
+class LongContextSystem:
+    """Every event up to the question time: recall is 1 by construction, the token count
+    (and what a reader makes of that much text) is the point of the comparison."""
+
+    name: str = "long_context"
+    ingest_mode: str = "none"
+    full_context: bool = True
+
+    def retrieve(self, store: Any, question: BenchQuestion, k: int) -> RetrievalOutcome:
+        start = time.perf_counter()
+        events = [e for e in store.all_events() if e.timestamp <= question.time]
+        context = [event_entry(e, "full stream") for e in events]
+        elapsed = (time.perf_counter() - start) * 1000
+        return RetrievalOutcome(
+            event_ids=[e.event_id for e in events], context=context, elapsed_ms=elapsed
+        )
+
+
+SYSTEMS: dict[str, Callable[[], BenchSystem]] = {
+    "naive_rag": lambda: RecipeSystem("naive_rag", NAIVE_RAG, "plain"),
+    "bm25": lambda: RecipeSystem("bm25", BM25_ONLY, "plain"),
+    "hybrid": lambda: RecipeSystem("hybrid", HYBRID_RRF, "plain"),
+    "memfuse": lambda: RecipeSystem("memfuse", MEMFUSE_DEFAULT, "fused"),
+    "long_context": LongContextSystem,
+}
+
+INGESTORS: dict[str, IngestMode] = {
+    "plain": IngestMode("plain", plain_ingest, config_key="plain-v1"),
+    "none": IngestMode("none", no_ingest, config_key="none", needs_store=False),
+}
+
+
+def full_context(system: BenchSystem) -> bool:
+    return bool(getattr(system, "full_context", False))
+
+
+def resolve_systems(names: Sequence[str] | None) -> list[BenchSystem]:
+    """Build the named systems; None = every registered system whose ingest mode exists.
+
+    An unknown name, or a system whose ingest mode is not registered (yet), is a
+    one-line ConfigurationError rather than a silently different comparison.
+    """
+    if names is None:
+        built = [factory() for factory in SYSTEMS.values()]
+        return [system for system in built if system.ingest_mode in INGESTORS]
+    systems: list[BenchSystem] = []
+    for name in dict.fromkeys(n.strip() for n in names if n.strip()):
+        factory = SYSTEMS.get(name)
+        if factory is None:
+            raise ConfigurationError(f"unknown system {name!r} (known: {', '.join(SYSTEMS)})")
+        system = factory()
+        if system.ingest_mode not in INGESTORS:
+            raise ConfigurationError(
+                f"system {name!r} needs ingest mode {system.ingest_mode!r}, which is not "
+                f"registered (registered: {', '.join(INGESTORS)})"
+            )
+        systems.append(system)
+    if not systems:
+        raise ConfigurationError("no systems to benchmark")
+    return systems

@@ -1,0 +1,349 @@
+"""`run_bench` end to end on tiny datasets: outputs, cache reuse, LoCoMo handling, LLM scores."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from eval import systems as systems_module
+from eval.bench import run_bench
+from eval.bench_data import load_dataset
+from graphs.llm import RetryPolicy
+from eval.metrics import count_tokens
+from eval.systems import IngestMode, plain_ingest
+from memfuse.settings import MemFuseSettings
+from tests.fake_openai import start_fake_openai
+
+LOCOMO = Path(__file__).parent / "fixtures" / "locomo_small.json"
+BASELINES = ["naive_rag", "bm25", "hybrid", "long_context"]
+REQUIRED = {
+    "n_questions",
+    "evidence_recall",
+    "full_evidence_rate",
+    "checklist_coverage",
+    "context_tokens",
+    "search_p50_ms",
+    "search_p95_ms",
+    "ingest_seconds",
+}
+
+
+class BagOfWordsEmbedder:
+    """Hashed bag of words: deterministic, instant, and similar texts get similar vectors."""
+
+    model_id = "test:bow-64"
+    dim = 64
+
+    def embed(self, texts):
+        rows = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"[a-z0-9]+", text.lower()):
+                rows[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.where(norms == 0, 1.0, norms)
+
+
+# fmt: off
+EVENT_ROWS = [  # id, time on 2024-03-04, device, modality, location, description, characters
+    ("e01", "07:00", "watch_david", "health", "bedroom",
+     "David's heart rate is 62 bpm while asleep", ["David"]),
+    ("e02", "07:30", "cam_kitchen", "vision", "kitchen",
+     "David pours coffee and takes a blood pressure pill", ["David"]),
+    ("e03", "08:15", "phone_lucy", "location", "driveway", "Lucy leaves home by car", ["Lucy"]),
+    ("e04", "09:00", "thermostat", "environment", "living room",
+     "Living room thermostat set to 21 C", []),
+    ("e05", "12:30", "cam_kitchen", "vision", "kitchen",
+     "Rex the dog limps across the kitchen holding up its front paw", ["Rex"]),
+    ("e06", "12:35", "phone_lucy", "dialogue", "kitchen",
+     "Lucy phones the vet to book an appointment for Rex's paw", ["Lucy", "Rex"]),
+    ("e07", "14:00", "watch_david", "motion", "garden",
+     "David walks in the garden for 20 minutes", ["David"]),
+    ("e08", "16:00", "cam_garden", "vision", "garden",
+     "Broken glass is visible near the garden fence", []),
+    ("e09", "18:00", "phone_lucy", "app_usage", "living room",
+     "Lucy pays 80 dollars in the vet clinic app", ["Lucy"]),
+    ("e10", "19:00", "thermostat", "environment", "living room",
+     "Living room temperature drops to 18 C after a window opens", []),
+    ("e11", "23:00", "watch_david", "health", "bedroom",
+     "David's heart rate is 58 bpm while asleep", ["David"]),
+    ("e12", "13:00", "cam_garden", "vision", "garden",
+     "The neighbour's cat limps along the fence", []),  # adversarial distractor for q1
+]
+QUESTION_ROWS = [  # id, category, question, answer, evidence, [(checklist item, evidence)]
+    ("q1", "causal", "Why did Rex limp in the kitchen?",
+     "He cut his paw on broken glass near the garden fence", ["e05", "e08"],
+     [("Rex limped holding up a front paw", ["e05"]),
+      ("There was broken glass near the garden fence", ["e08"])]),
+    ("q2", "fusion", "What did Lucy do about Rex's paw?",
+     "She phoned the vet and paid 80 dollars in the clinic app", ["e06", "e09"],
+     [("Lucy phoned the vet", ["e06"]), ("She paid 80 dollars", ["e09"])]),
+    ("q3", "user_query", "What was David's heart rate while asleep?",
+     "62 bpm in the morning and 58 bpm at night", ["e01", "e11"],
+     [("62 and 58 bpm", ["e01", "e11"])]),
+    ("q4", "conflict", "What temperature was the living room?",
+     "Set to 21 C, then it dropped to 18 C", ["e04", "e10"],
+     [("Set to 21 C", ["e04"]), ("Dropped to 18 C", ["e10"]), ("Why", [])]),
+]
+DEVICES = [  # id, type, owner, modalities
+    ("watch_david", "smartwatch", "David", "health, motion, location"),
+    ("phone_lucy", "smartphone", "Lucy", "location, app_usage, dialogue"),
+    ("cam_kitchen", "indoor_camera", "shared", "vision, audio"),
+    ("cam_garden", "indoor_camera", "shared", "vision, audio"),
+    ("thermostat", "smart_thermostat", "shared", "environment"),
+]
+# fmt: on
+
+
+def _events() -> list[dict]:
+    events = []
+    for eid, hhmm, device, modality, location, text, chars in EVENT_ROWS:
+        event = {
+            "event_id": eid,
+            "timestamp": f"2024-03-04 {hhmm}:00",
+            "device": device,
+            "modality": modality,
+            "location": location,
+            "description": text,
+            "characters": chars,
+        }
+        if eid == "e12":
+            event.update(source="adversarial", target_question="q1")
+        events.append(event)
+    return events
+
+
+def _questions() -> list[dict]:
+    return [
+        {
+            "question_id": qid,
+            "category": category,
+            "question": text,
+            "answer": answer,
+            "evidence_event_ids": evidence,
+            "checklist": [{"item": item, "evidence_event_ids": ids} for item, ids in checklist],
+            "question_user": "Lucy",
+            "question_time": "2024-03-05 08:00:00",
+            "question_device": "phone_lucy",
+        }
+        for qid, category, text, answer, evidence, checklist in QUESTION_ROWS
+    ]
+
+
+def write_tiny_bench(path: Path) -> Path:
+    devices = [
+        {"device_id": d, "device_type": t, "owner": o, "location": "home", "modality": m}
+        for d, t, o, m in DEVICES
+    ]
+    scenario = {
+        "scenario_id": "home-1",
+        "persona": {"characters": [{"name": "David"}, {"name": "Lucy"}], "all_devices": devices},
+        "episodes": [{"episode_id": "day-1", "events": _events()}],
+        "questions": _questions(),
+    }
+    path.write_text(json.dumps({"version": "memfusebench-1", "scenario_data": [scenario]}))
+    return path
+
+
+@pytest.fixture
+def counting_plain(monkeypatch):
+    """Replace the plain ingestor by a counting wrapper (registry entries are one line)."""
+    calls: list[int] = []
+
+    def ingest(store, events, progress):
+        calls.append(len(events))
+        return plain_ingest(store, events, progress)
+
+    monkeypatch.setitem(systems_module.INGESTORS, "plain", IngestMode("plain", ingest, "plain-v1"))
+    return calls
+
+
+def _bench(dataset, tmp_path, **kwargs):
+    defaults = {
+        "systems": BASELINES,
+        "k": 5,
+        "out_dir": tmp_path / "out",
+        "data_dir": tmp_path / "stores",
+        "progress": False,
+        "llm": False,
+        "settings": MemFuseSettings(),
+        "embedder": BagOfWordsEmbedder(),
+    }
+    return run_bench(dataset, **{**defaults, **kwargs})
+
+
+def test_memfusebench_end_to_end_then_cached(tmp_path, counting_plain):
+    dataset = write_tiny_bench(tmp_path / "tiny.json")
+    first = _bench(dataset, tmp_path)
+    assert counting_plain == [12] and first.ingests_run == 1  # one shared plain store
+
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert set(results) == {"dataset", "k", "systems"}
+    assert results["dataset"] == str(dataset) and results["k"] == 5
+    assert list(results["systems"]) == BASELINES
+    for block in results["systems"].values():
+        assert set(block) == {"overall", "by_category"}
+        assert REQUIRED <= set(block["overall"])
+        assert list(block["by_category"]) == ["causal", "fusion", "user_query", "conflict"]
+        for category in block["by_category"].values():
+            assert REQUIRED <= set(category) and category["n_questions"] == 1
+        assert block["overall"]["n_questions"] == 4
+        assert "checklist_score" not in block["overall"]  # no LLM configured
+
+    long_context = results["systems"]["long_context"]["overall"]
+    assert long_context["evidence_recall"] == 1.0
+    assert long_context["full_evidence_rate"] == 1.0
+    # q4's third checklist item has no evidence, so it can never be covered: (1+1+1+2/3)/4
+    assert long_context["checklist_coverage"] == pytest.approx((3 + 2 / 3) / 4)
+    assert long_context["ingest_seconds"] == 0.0
+    all_lines = [e.serialize() for e in load_dataset(dataset).scenarios[0].events]
+    assert long_context["context_tokens"] == count_tokens("\n".join(all_lines))
+
+    bm25_q3 = results["systems"]["bm25"]["by_category"]["user_query"]
+    assert bm25_q3["evidence_recall"] == 1.0  # both "heart rate … asleep" events match lexically
+    plain_seconds = results["systems"]["bm25"]["overall"]["ingest_seconds"]
+    assert plain_seconds > 0
+    assert results["systems"]["naive_rag"]["overall"]["ingest_seconds"] == plain_seconds
+
+    records = [json.loads(line) for line in (tmp_path / "out" / "questions.jsonl").open()]
+    assert len(records) == 4 * 4
+    hybrid_q1 = next(r for r in records if r["system"] == "hybrid" and r["question_id"] == "q1")
+    assert hybrid_q1["gold_ids"] == ["e05", "e08"] and len(hybrid_q1["retrieved_ids"]) <= 5
+    assert hybrid_q1["recall"] == len({"e05", "e08"} & set(hybrid_q1["retrieved_ids"])) / 2
+
+    assert (tmp_path / "out" / "recall_by_category.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "only retrieval metrics are reported" in report
+    assert "| long_context |" in report and "causal" in report
+
+    second = _bench(dataset, tmp_path, out_dir=tmp_path / "out2")
+    assert counting_plain == [12] and second.ingests_run == 0  # the cached store was reused
+    again = second.results["systems"]["bm25"]["overall"]
+    assert again["ingest_seconds"] == plain_seconds  # from the run that built it
+    assert again["evidence_recall"] == results["systems"]["bm25"]["overall"]["evidence_recall"]
+
+
+def test_locomo_keeps_adversarial_apart(tmp_path):
+    bench = _bench(LOCOMO, tmp_path, systems=["bm25", "long_context"])
+    for block in bench.results["systems"].values():
+        overall, by_category = block["overall"], block["by_category"]
+        assert overall["n_questions"] == 9  # 11 questions minus 2 adversarial
+        assert overall["excluded_categories"] == ["adversarial"]
+        assert by_category["adversarial"]["n_questions"] == 2
+        assert by_category["single_hop"]["n_questions"] == 3
+        assert overall["checklist_coverage"] is None  # LoCoMo has no checklists
+    assert bench.results["systems"]["long_context"]["overall"]["evidence_recall"] == 1.0
+    assert any("dropped 1 evidence" in note for note in bench.notes)
+
+
+def test_limit_with_fake_llm_produces_checklist_scores(tmp_path):
+    def script(request):
+        system = request["messages"][0]["content"]
+        if "grader" not in system:
+            return "Rex cut his paw; Lucy called the vet."
+        user = request["messages"][1]["content"]
+        items = re.findall(r"^(\d+)\. ", user.split("Key points:")[1], flags=re.MULTILINE)
+        # only the first key point is covered
+        return json.dumps(
+            [{"index": int(i), "point": "p", "covered": i == "1", "reason": "r"} for i in items]
+        )
+
+    dataset = write_tiny_bench(tmp_path / "tiny.json")
+    with start_fake_openai(script) as fake:
+        settings = MemFuseSettings(llm_model="fake-model", llm_base_url=fake.base_url)
+        bench = _bench(
+            dataset,
+            tmp_path,
+            systems=["bm25"],
+            limit=3,
+            llm=settings,
+            retry=RetryPolicy(base_delay=0.0),
+        )
+    overall = bench.results["systems"]["bm25"]["overall"]
+    assert overall["n_questions"] == 3
+    # first three questions have 2, 2 and 1 checklist items: (1/2 + 1/2 + 1) / 3
+    assert overall["checklist_score"] == pytest.approx(2 / 3)
+    assert overall["unscorable"] == 0
+    assert bench.results["systems"]["bm25"]["by_category"]["user_query"]["checklist_score"] == 1.0
+    assert len(fake.chat_requests) == 6  # one reader + one judge call per question
+    assert "only retrieval metrics" not in bench.report_path.read_text()
+    assert "Checklist score by category" in bench.report_path.read_text()
+
+
+def test_unscorable_question_withholds_the_aggregate(tmp_path):
+    def script(request):
+        if "grader" not in request["messages"][0]["content"]:
+            return "An answer."
+        return "I refuse to answer in JSON."
+
+    dataset = write_tiny_bench(tmp_path / "tiny.json")
+    with start_fake_openai(script) as fake:
+        settings = MemFuseSettings(llm_model="fake-model", llm_base_url=fake.base_url)
+        bench = _bench(dataset, tmp_path, systems=["bm25"], limit=1, llm=settings)
+    overall = bench.results["systems"]["bm25"]["overall"]
+    assert overall["checklist_score"] is None
+    assert overall["checklist_score_note"] == "withheld: 1 question(s) unscorable"
+    record = json.loads(bench.questions_path.read_text().splitlines()[0])
+    assert record["unscorable"] is True and "malformed verdict" in record["error"]
+
+
+def test_system_registry_and_helpers():
+    from datetime import datetime
+
+    from eval.systems import SYSTEMS, event_entry, ranked_event_ids, resolve_systems, sized
+    from memory.errors import ConfigurationError
+    from memory.models import Event
+    from memory.search.config import HYBRID_RRF
+
+    assert set(SYSTEMS) >= {"naive_rag", "bm25", "hybrid", "memfuse", "long_context"}
+    with pytest.raises(ConfigurationError, match="unknown system 'nope'"):
+        resolve_systems(["bm25", "nope"])
+    if "fused" not in systems_module.INGESTORS:
+        with pytest.raises(ConfigurationError, match="needs ingest mode 'fused'"):
+            resolve_systems(["memfuse"])
+        assert "memfuse" not in [s.name for s in resolve_systems(None)]
+
+    recipe = sized(HYBRID_RRF, 7)
+    assert recipe.top_k == 7 and recipe.context.entries == 7 and recipe.name == "hybrid"
+
+    def entry(eid, hour):
+        event = Event(
+            event_id=eid,
+            timestamp=datetime(2024, 1, 1, hour),
+            device="d",
+            modality="motion",
+            description=f"event {eid}",
+        )
+        return event_entry(event, "seed")
+
+    context = [entry("a", 1), entry("b", 2), entry("c", 3), entry("b", 2)]
+    # rank order first, unranked (e.g. fused members) after, deduplicated, cut at k
+    assert ranked_event_ids(context, ["c", "a"], k=10) == ["c", "a", "b"]
+    assert ranked_event_ids(context, ["c", "a"], k=2) == ["c", "a"]
+
+
+def test_registered_ingest_mode_adds_its_metrics_and_interrupted_stores_are_rebuilt(
+    tmp_path, monkeypatch
+):
+    def stored_events(store, scenario):
+        return {"events_stored": float(store.stats().events), "scenario_events": 12.0}
+
+    fused = IngestMode("fused", plain_ingest, "test-v1", extra_metrics=stored_events)
+    monkeypatch.setitem(systems_module.INGESTORS, "fused", fused)  # the one-line registration
+    dataset = write_tiny_bench(tmp_path / "tiny.json")
+    first = _bench(dataset, tmp_path, systems=["memfuse", "bm25"])
+    memfuse = first.results["systems"]["memfuse"]["overall"]
+    assert memfuse["events_stored"] == 12.0 and memfuse["scenario_events"] == 12.0
+    assert "events_stored" not in first.results["systems"]["bm25"]["overall"]
+    assert first.ingests_run == 2  # one store per ingest mode
+
+    markers = sorted((tmp_path / "stores").glob("bench_fused_*/bench-ingest.json"))
+    assert len(markers) == 1
+    markers[0].unlink()  # as if the fused ingest had been interrupted
+    second = _bench(dataset, tmp_path, systems=["memfuse", "bm25"], out_dir=tmp_path / "out2")
+    assert second.ingests_run == 1  # only the unfinished store is rebuilt
+    assert second.results["systems"]["memfuse"]["overall"]["events_stored"] == 12.0
