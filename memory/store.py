@@ -1,0 +1,618 @@
+"""MemoryStore: the persistent dual-layer memory (events, fused nodes, typed edges, indexes).
+
+Layout of a data directory:
+
+    <data_dir>/<namespace>.sqlite   events, fused nodes, edges, plan log (the source of truth)
+    <data_dir>/chroma/              embedded Chroma (absent when a Chroma server is used)
+    <data_dir>/embeddings.sqlite    embedding cache (default embedder)
+
+SQLite is authoritative; everything else is derived from it on open: BM25L and the
+temporal index are rebuilt, and the dense index is reconciled with Chroma (missing or
+stale vectors are re-embedded through the cache, orphans dropped). So a crash between
+the SQLite commit and a Chroma write loses nothing.
+
+Every write validates first and writes second, inside one `Database` transaction whose
+undo log also restores the in-memory indexes: a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import numpy as np
+from pydantic import BaseModel
+
+from memory.edge_store import Database, EdgeStore
+from memory.embeddings import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingConfig,
+    l2_normalise,
+    make_embedder,
+)
+from memory.errors import (
+    ConfigurationError,
+    EventConflictError,
+    InvalidEdgeError,
+    InvalidEventError,
+    InvalidFusedNodeError,
+    NodeNotFoundError,
+)
+from memory.lexical_index import BM25Params, LexicalIndex
+from memory.models import (
+    FUSED_PREFIX,
+    Edge,
+    EdgeType,
+    Event,
+    FusedNode,
+    NodeKind,
+    format_timestamp,
+    is_fused_id,
+)
+from memory.store_api import AddReport, StoreStats
+from memory.temporal_index import TemporalIndex
+from memory.vector_index import IndexedVector, VectorIndex, VectorIndexConfig
+
+PlanStatus = Literal["pending", "done", "rejected"]
+_PLAN_STATUSES: tuple[PlanStatus, ...] = ("pending", "done", "rejected")
+_NAMESPACE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?")
+_SCHEMA_VERSION = "1"
+_EMBED_CHUNK = 256  # texts per embedder call when a progress bar is shown
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    (
+        "CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, ts TEXT NOT NULL, "
+        "fingerprint TEXT NOT NULL, body TEXT NOT NULL)"
+    ),
+    "CREATE INDEX IF NOT EXISTS events_ts ON events (ts, event_id)",
+    "CREATE TABLE IF NOT EXISTS fused_nodes (node_id TEXT PRIMARY KEY, body TEXT NOT NULL)",
+    (
+        "CREATE TABLE IF NOT EXISTS plan_log (plan_id TEXT PRIMARY KEY, event_id TEXT, "
+        "payload TEXT NOT NULL, status TEXT NOT NULL CHECK (status IN ('pending', 'done', "
+        "'rejected')), reason TEXT, created_at TEXT NOT NULL)"
+    ),
+)
+
+
+class MemoryStore:
+    """The MemoryStoreAPI implementation. Open with `MemoryStore.open(...)`; close when done."""
+
+    def __init__(
+        self,
+        *,
+        data_dir: Path,
+        namespace: str,
+        db: Database,
+        embedder: Embedder,
+        owns_embedder: bool,
+        vectors: VectorIndex,
+        bm25: BM25Params | None = None,
+    ):
+        self.data_dir = data_dir
+        self.namespace = namespace
+        self.embedder = embedder
+        self._owns_embedder = owns_embedder
+        self._db = db
+        self._vectors = vectors
+        self._events: dict[str, Event] = {}
+        self._fingerprints: dict[str, str] = {}
+        self._fused: dict[str, FusedNode] = {}
+        self._people: Counter[str] = Counter()
+        self._devices: Counter[str] = Counter()
+        self._lexical = LexicalIndex(bm25)
+        self._temporal = TemporalIndex()
+        self._closed = False
+        self.open_repairs: dict[str, int] = {}
+        """What opening had to repair in Chroma: deleted / embedded / retagged node counts."""
+        self._load()
+        self._edges = EdgeStore(db, self._kind_of)
+
+    # --- opening and closing ----------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        data_dir: Path,
+        namespace: str = "default",
+        embedder: Embedder | None = None,
+        chroma_host: str | None = None,
+        chroma_port: int = 8000,
+        embedding: EmbeddingConfig | None = None,
+        vector_config: VectorIndexConfig | None = None,
+        bm25: BM25Params | None = None,
+    ) -> MemoryStore:
+        """Open (or create) the store in `data_dir`, restoring everything it holds.
+
+        The embedder is `embedder` if given, else built from `embedding` (default: the bundled
+        MiniLM), cached in <data_dir>/embeddings.sqlite unless the config names a cache.
+        With `chroma_host`, vectors live in that Chroma server under `memfuse-<namespace>`
+        (so the namespace must be unique per store on a shared server).
+        """
+        if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
+            raise ConfigurationError(
+                f"namespace must be 1-63 letters, digits, '-' or '_' (starting and ending "
+                f"with a letter or digit), got {namespace!r}"
+            )
+        if embedder is not None and embedding is not None:
+            raise ConfigurationError("give either an embedder or an embedding config, not both")
+        data_dir = Path(data_dir).expanduser()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        owns_embedder = embedder is None
+        if embedder is None:
+            embedder = make_embedder(embedding or EmbeddingConfig(), data_dir / "embeddings.sqlite")
+        db = Database(data_dir / f"{namespace}.sqlite")
+        try:
+            for statement in _SCHEMA:
+                db.execute(statement)
+            cls._check_meta(db, embedder)
+            vectors = VectorIndex.open(
+                namespace,
+                path=None if chroma_host else data_dir / "chroma",
+                host=chroma_host,
+                port=chroma_port,
+                config=vector_config,
+            )
+        except BaseException:
+            db.close()
+            if owns_embedder and isinstance(embedder, CachedEmbedder):
+                embedder.close()
+            raise
+        try:
+            store = cls(data_dir=data_dir, namespace=namespace, db=db, embedder=embedder,
+                        owns_embedder=owns_embedder, vectors=vectors, bm25=bm25)
+            store.open_repairs = store._reconcile_vectors()
+        except BaseException:
+            vectors.close(flush=False)
+            db.close()
+            if owns_embedder and isinstance(embedder, CachedEmbedder):
+                embedder.close()
+            raise
+        return store
+
+    @staticmethod
+    def _check_meta(db: Database, embedder: Embedder) -> None:
+        """One store, one vector space: refuse to mix vectors of two embedding models."""
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        stored_model = meta.get("embedding_model")
+        if stored_model is not None and stored_model != embedder.model_id:
+            raise ConfigurationError(
+                f"store {db.path} was built with embedding model {stored_model!r}; "
+                f"it cannot be opened with {embedder.model_id!r}"
+            )
+        with db.transaction():
+            db.executemany(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                [("schema_version", _SCHEMA_VERSION), ("embedding_model", embedder.model_id)],
+            )
+
+    def _load(self) -> None:
+        rows = self._db.execute("SELECT fingerprint, body FROM events ORDER BY ts, event_id")
+        for fingerprint, body in rows:
+            event = Event.model_validate_json(body)
+            self._events[event.event_id] = event
+            self._fingerprints[event.event_id] = fingerprint
+            self._count_sources(event, +1)
+            self._temporal.add(event)
+            self._lexical.add(event.event_id, event.index_text(), NodeKind.EVENT)
+        for (body,) in self._db.execute("SELECT body FROM fused_nodes ORDER BY node_id"):
+            node = FusedNode.model_validate_json(body)
+            self._fused[node.node_id] = node
+            self._lexical.add(node.node_id, node.index_text(), NodeKind.FUSED)
+
+    def _reconcile_vectors(self) -> dict[str, int]:
+        expected: dict[str, tuple[NodeKind, datetime, datetime, str]] = {
+            e.event_id: (NodeKind.EVENT, e.timestamp, e.timestamp, e.index_text())
+            for e in self._events.values()
+        }
+        for node in self._fused.values():
+            expected[node.node_id] = (NodeKind.FUSED, node.start, node.end, node.index_text())
+        return self._vectors.reconcile(expected, lambda texts: self._embed(texts, False))
+
+    def flush(self) -> None:
+        """Write buffered vectors to Chroma now (also done on close and every few hundred)."""
+        self._vectors.flush()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        with self._db.lock:
+            self._closed = True
+            try:
+                self._vectors.close()
+            finally:
+                self._db.close()
+                if self._owns_embedder and isinstance(self.embedder, CachedEmbedder):
+                    self.embedder.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[MemoryStore]:
+        """Group writes (put_fused, delete_fused, add_edge, plan-log marks) into one atomic
+        commit; an exception inside undoes all of them, in SQLite and in memory."""
+        with self._db.transaction():
+            yield self
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def _kind_of(self, node_id: str) -> NodeKind | None:
+        if node_id in self._events:
+            return NodeKind.EVENT
+        if node_id in self._fused:
+            return NodeKind.FUSED
+        return None
+
+    def _count_sources(self, event: Event, sign: int) -> None:
+        self._devices[event.device] += sign
+        for person in set(event.characters):
+            self._people[person] += sign
+        if sign < 0:
+            self._devices += Counter()  # drop zero counts
+            self._people += Counter()
+
+    def _embed(self, texts: Sequence[str], progress: bool) -> np.ndarray:
+        """Embed in one call, or in chunks under a tqdm bar; check the embedder's contract."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        if progress:
+            from tqdm.auto import tqdm
+
+            parts = []
+            with tqdm(total=len(texts), desc="embedding", unit="text") as bar:
+                for start in range(0, len(texts), _EMBED_CHUNK):
+                    chunk = texts[start : start + _EMBED_CHUNK]
+                    parts.append(self.embedder.embed(chunk))
+                    bar.update(len(chunk))
+            vectors = np.concatenate(parts)
+        else:
+            vectors = self.embedder.embed(texts)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise ConfigurationError(
+                f"embedder {self.embedder.model_id!r} returned shape {vectors.shape} "
+                f"for {len(texts)} texts"
+            )
+        return l2_normalise(vectors)  # cheap insurance: cosine = dot product everywhere
+
+    # --- events (immutable) -----------------------------------------------------------
+
+    def add_events(self, events: Sequence[Event], progress: bool = False) -> AddReport:
+        """Validate the whole batch, then write the new events in one transaction.
+
+        Raises InvalidEventError (bad record, reserved id, same id twice with different
+        content) or EventConflictError (an id stored with other content) before anything is
+        written. Identical re-adds are reported as `unchanged`.
+        """
+        with self._db.lock:  # validation must see the state the write will change
+            return self._add_events(events, progress)
+
+    def _add_events(self, events: Sequence[Event], progress: bool) -> AddReport:
+        batch: dict[str, Event] = {}
+        fingerprints: dict[str, str] = {}
+        for position, event in enumerate(events, start=1):
+            if not isinstance(event, Event):
+                raise InvalidEventError(
+                    None, "<record>", f"expected an Event, got {type(event).__name__}", position
+                )
+            event_id = event.event_id
+            if is_fused_id(event_id):
+                raise InvalidEventError(
+                    event_id, "event_id",
+                    f"must not start with {FUSED_PREFIX!r} (reserved for fused nodes)", position,
+                )
+            fingerprint = event.fingerprint()
+            if event_id in batch:
+                if fingerprints[event_id] != fingerprint:
+                    raise InvalidEventError(
+                        event_id, "event_id", "duplicated in the batch with different content",
+                        position,
+                    )
+                continue
+            batch[event_id] = event
+            fingerprints[event_id] = fingerprint
+        new: list[Event] = []
+        unchanged: list[str] = []
+        for event_id, event in batch.items():
+            stored = self._fingerprints.get(event_id)
+            if stored is None:
+                new.append(event)
+            elif stored == fingerprints[event_id]:
+                unchanged.append(event_id)
+            else:
+                raise EventConflictError(event_id, self._events[event_id].differing_fields(event))
+        if not new:
+            return AddReport(unchanged=unchanged)
+        vectors = self._embed([e.index_text() for e in new], progress)
+        with self._db.transaction() as db:
+            db.executemany(
+                "INSERT INTO events (event_id, ts, fingerprint, body) VALUES (?, ?, ?, ?)",
+                [
+                    (e.event_id, e.timestamp.isoformat(), fingerprints[e.event_id],
+                     e.model_dump_json())
+                    for e in new
+                ],
+            )
+            self._index_events(db, new, fingerprints, vectors)
+            db.after_commit(self._vectors.maybe_flush)
+        return AddReport(added=[e.event_id for e in new], unchanged=unchanged)
+
+    def _index_events(self, db: Database, new: list[Event], fingerprints: Mapping[str, str],
+                      vectors: np.ndarray) -> None:
+        indexed: list[Event] = []
+
+        def forget() -> None:  # registered first: undoes however far the loop below got
+            for event in indexed:
+                del self._events[event.event_id]
+                del self._fingerprints[event.event_id]
+                self._count_sources(event, -1)
+                self._temporal.remove(event.event_id)
+
+        db.on_rollback(forget)
+        for event in new:
+            self._events[event.event_id] = event
+            self._fingerprints[event.event_id] = fingerprints[event.event_id]
+            self._count_sources(event, +1)
+            indexed.append(event)
+            self._temporal.add(event)
+        db.on_rollback(self._vectors.upsert([
+            IndexedVector(e.event_id, v, NodeKind.EVENT, e.timestamp, e.timestamp, e.index_text())
+            for e, v in zip(new, vectors, strict=True)
+        ]))
+        for event in new:
+            db.on_rollback(self._lexical.add(event.event_id, event.index_text(), NodeKind.EVENT))
+
+    def has_node(self, node_id: str) -> bool:
+        return node_id in self._events or node_id in self._fused
+
+    def get_event(self, event_id: str) -> Event:
+        event = self._events.get(event_id)
+        if event is None:
+            raise NodeNotFoundError(event_id, "event")
+        return event
+
+    def get_events(self, event_ids: Iterable[str]) -> list[Event]:
+        """The events in the order asked; NodeNotFoundError on the first unknown id."""
+        return [self.get_event(event_id) for event_id in event_ids]
+
+    def all_events(self) -> list[Event]:
+        """Every event, ordered by (timestamp, event_id)."""
+        with self._db.lock:
+            return [self._events[i] for i in self._temporal.between(datetime.min, datetime.max)]
+
+    # --- fused nodes ------------------------------------------------------------------
+
+    def get_fused(self, node_id: str) -> FusedNode:
+        node = self._fused.get(node_id)
+        if node is None:
+            raise NodeNotFoundError(node_id, "fused node")
+        return node.model_copy(deep=True)
+
+    def all_fused(self) -> list[FusedNode]:
+        with self._db.lock:
+            return [self._fused[i].model_copy(deep=True) for i in sorted(self._fused)]
+
+    def fused_of(self, event_id: str) -> list[str]:
+        """Fused nodes the event belongs to (sorted)."""
+        return sorted(e.dst for e in self._edges.neighbors(event_id, EdgeType.BELONG))
+
+    def _check_fused(self, node: FusedNode) -> None:
+        if not is_fused_id(node.node_id):
+            raise InvalidFusedNodeError(node.node_id, f"id must start with {FUSED_PREFIX!r}")
+        repeated = sorted(m for m, n in Counter(node.members).items() if n > 1)
+        if repeated:
+            raise InvalidFusedNodeError(node.node_id, f"repeated members: {', '.join(repeated)}")
+        for member in node.members:
+            kind = self._kind_of(member)
+            if kind is None:
+                raise NodeNotFoundError(member, "event")
+            if kind != NodeKind.EVENT:
+                raise InvalidEdgeError(
+                    member, node.node_id, EdgeType.BELONG.value,
+                    "must go from an event to a fused node, got fused -> fused",
+                )
+        if node.start > node.end:
+            raise InvalidFusedNodeError(node.node_id, "start is after end")
+
+    def put_fused(self, node: FusedNode) -> None:
+        """Insert or replace a fused node: re-embed its summary (unless unchanged), re-index
+        it, and make its belong edges exactly its members. The caller sets `version`."""
+        with self._db.lock:
+            self._put_fused(node)
+
+    def _put_fused(self, node: FusedNode) -> None:
+        self._check_fused(node)
+        node = node.model_copy(deep=True)
+        node_id, text = node.node_id, node.index_text()
+        previous = self._fused.get(node_id)
+        current = self._vectors.get(node_id)
+        if previous is not None and previous.index_text() == text and current is not None:
+            vector = current.copy()
+        else:
+            vector = self._embed([text], False)[0]
+        with self._db.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO fused_nodes (node_id, body) VALUES (?, ?)",
+                (node_id, node.model_dump_json()),
+            )
+            self._fused[node_id] = node
+            db.on_rollback(lambda: self._restore_fused(node_id, previous))
+            self._edges.set_members(node_id, node.members)
+            db.on_rollback(self._vectors.upsert(
+                [IndexedVector(node_id, vector, NodeKind.FUSED, node.start, node.end, text)]
+            ))
+            db.on_rollback(self._lexical.add(node_id, text, NodeKind.FUSED))
+            db.after_commit(self._vectors.maybe_flush)
+
+    def _restore_fused(self, node_id: str, previous: FusedNode | None) -> None:
+        if previous is None:
+            self._fused.pop(node_id, None)
+        else:
+            self._fused[node_id] = previous
+
+    def delete_fused(self, node_id: str) -> None:
+        """Remove a fused node with its belong edges and any semantic edge touching it."""
+        previous = self._fused.get(node_id)
+        if previous is None:
+            raise NodeNotFoundError(node_id, "fused node")
+        with self._db.transaction() as db:
+            db.execute("DELETE FROM fused_nodes WHERE node_id = ?", (node_id,))
+            self._edges.remove_node(node_id)
+            db.on_rollback(self._vectors.delete([node_id]))
+            db.on_rollback(self._lexical.remove(node_id))
+            del self._fused[node_id]
+            db.on_rollback(lambda: self._restore_fused(node_id, previous))
+            db.after_commit(self._vectors.maybe_flush)
+
+    # --- edges ------------------------------------------------------------------------
+
+    def check_edge(self, edge: Edge) -> None:
+        """Raise InvalidEdgeError / NodeNotFoundError if add_edge would refuse `edge`."""
+        if edge.type == EdgeType.BELONG:
+            raise InvalidEdgeError(
+                edge.src, edge.dst, edge.type.value,
+                "belong edges follow fused-node membership; use put_fused",
+            )
+        self._edges.check(edge)
+
+    def add_edge(self, edge: Edge) -> bool:
+        """Add a causal or semantic edge; False if it already exists (semantic: either order)."""
+        self.check_edge(edge)
+        return self._edges.add(edge)
+
+    def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool:
+        """Causal/belong: in the stored direction; semantic: in either order."""
+        return self._edges.has(src, dst, edge_type)
+
+    def neighbors(self, node_id: str, edge_type: EdgeType | None = None) -> list[Edge]:
+        """Edges touching node_id in either direction (as stored; use Edge.other)."""
+        return self._edges.neighbors(node_id, edge_type)
+
+    def edge_counts(self) -> dict[str, int]:
+        return self._edges.counts()
+
+    # --- indexes ----------------------------------------------------------------------
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text], False)[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(list(texts), False)
+
+    def vector(self, node_id: str) -> np.ndarray:
+        """The node's unit vector (a copy: the index's own row is never handed out)."""
+        vector = self._vectors.get(node_id)
+        if vector is None:
+            raise NodeNotFoundError(node_id)
+        return vector.copy()
+
+    def vectors(self, node_ids: Sequence[str]) -> np.ndarray:
+        """Stacked unit vectors of node_ids, one row each, in order."""
+        return np.stack([self.vector(i) for i in node_ids]) if node_ids else np.zeros((0, 0))
+
+    def dense_search(
+        self,
+        query_vector: np.ndarray,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Nearest nodes by cosine, best first. `between` keeps events inside the window and
+        fused nodes whose [start, end] overlaps it."""
+        return self._vectors.search(query_vector, n, kind, between)
+
+    def lexical_search(self, query: str, n: int, kind: NodeKind | None = None
+                       ) -> list[tuple[str, float]]:
+        """BM25L over the same texts; only positive scores, best first."""
+        return self._lexical.search(query, n, kind)
+
+    def events_between(self, start: datetime, end: datetime) -> list[str]:
+        """Event ids with start <= timestamp <= end, in time order."""
+        return self._temporal.between(start, end)
+
+    def adjacent_events(self, event_id: str, radius: int, by: Literal["device", "person"]
+                        ) -> list[str]:
+        """Up to `radius` events before and after, on the same device (or sharing a person)."""
+        return self._temporal.adjacent(event_id, radius, by)
+
+    # --- what the store knows ---------------------------------------------------------
+
+    def known_people(self) -> set[str]:
+        return set(self._people)
+
+    def known_devices(self) -> set[str]:
+        return set(self._devices)
+
+    def stats(self) -> StoreStats:
+        with self._db.lock:
+            sizes = [len(node.members) for node in self._fused.values()]
+            return StoreStats(
+                events=len(self._events),
+                fused_nodes=len(self._fused),
+                mean_members=sum(sizes) / len(sizes) if sizes else 0.0,
+                edges=self.edge_counts(),
+                devices=len(self._devices),
+                people=len(self._people),
+                first_event=self._temporal.first(),
+                last_event=self._temporal.last(),
+                pending_plans=self.plan_counts()["pending"],
+            )
+
+    # --- plan log (the fusion commit's write-ahead log) --------------------------------
+
+    def log_plan(self, plan_id: str, event_id: str | None,
+                 payload: Mapping[str, Any] | BaseModel) -> bool:
+        """Record a plan as `pending` before applying it. False if plan_id is already logged
+        (the first record is kept, so a replay re-applies exactly what was logged)."""
+        body = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else payload
+        created = format_timestamp(datetime.now(UTC).replace(tzinfo=None))
+        with self._db.transaction() as db:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO plan_log (plan_id, event_id, payload, status, reason, "
+                "created_at) VALUES (?, ?, ?, 'pending', NULL, ?)",
+                (plan_id, event_id, json.dumps(body, sort_keys=True), created),
+            )
+            return cursor.rowcount == 1
+
+    def mark_plan(self, plan_id: str, status: PlanStatus, reason: str | None = None) -> None:
+        if status not in _PLAN_STATUSES:
+            raise ValueError(f"expected a plan status in {_PLAN_STATUSES}, got {status!r}")
+        with self._db.transaction() as db:
+            cursor = db.execute(
+                "UPDATE plan_log SET status = ?, reason = ? WHERE plan_id = ?",
+                (status, reason, plan_id),
+            )
+            if cursor.rowcount == 0:
+                raise NodeNotFoundError(plan_id, "plan")
+
+    def pending_plans(self) -> list[tuple[str, dict[str, Any]]]:
+        """(plan_id, payload) of every plan still pending, in the order they were logged."""
+        rows = self._db.execute(
+            "SELECT plan_id, payload FROM plan_log WHERE status = 'pending' ORDER BY rowid"
+        ).fetchall()
+        return [(plan_id, json.loads(payload)) for plan_id, payload in rows]
+
+    def plan_status(self, plan_id: str) -> tuple[PlanStatus, str | None]:
+        row = self._db.execute(
+            "SELECT status, reason FROM plan_log WHERE plan_id = ?", (plan_id,)
+        ).fetchone()
+        if row is None:
+            raise NodeNotFoundError(plan_id, "plan")
+        return row[0], row[1]
+
+    def plan_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(_PLAN_STATUSES, 0)
+        counts.update(self._db.execute("SELECT status, COUNT(*) FROM plan_log GROUP BY status"))
+        return counts

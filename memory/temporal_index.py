@@ -1,0 +1,96 @@
+"""Events in time order, overall and per device and per person, for window and neighbour lookups.
+
+Sorted `(timestamp, event_id)` lists searched with bisect: a window is two bisections,
+and "what happened just before/after on the same watch (or to the same person)" is a
+slice around the event's position. Events arrive mostly in time order, so inserts are
+nearly always appends.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from datetime import datetime
+from typing import Literal
+
+from memory.errors import NodeNotFoundError
+from memory.models import Event
+
+_Key = tuple[datetime, str]
+_MAX_ID = "\U0010ffff"  # sorts after any event id
+
+
+class TemporalIndex:
+    """Time-ordered event ids, globally and grouped by device and by person."""
+
+    def __init__(self) -> None:
+        self._all: list[_Key] = []
+        self._by_device: dict[str, list[_Key]] = defaultdict(list)
+        self._by_person: dict[str, list[_Key]] = defaultdict(list)
+        self._events: dict[str, Event] = {}
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def add(self, event: Event) -> None:
+        if event.event_id in self._events:
+            return
+        key = (event.timestamp, event.event_id)
+        self._events[event.event_id] = event
+        for keys in self._lists_of(event):
+            if not keys or keys[-1] < key:
+                keys.append(key)
+            else:
+                bisect.insort(keys, key)
+
+    def remove(self, event_id: str) -> None:
+        event = self._events.pop(event_id, None)
+        if event is None:
+            return
+        key = (event.timestamp, event.event_id)
+        for keys in self._lists_of(event):
+            del keys[bisect.bisect_left(keys, key)]
+
+    def _lists_of(self, event: Event) -> list[list[_Key]]:
+        lists = [self._all, self._by_device[event.device]]
+        lists += [self._by_person[p] for p in dict.fromkeys(event.characters)]
+        return lists
+
+    def between(self, start: datetime, end: datetime) -> list[str]:
+        """Event ids with start <= timestamp <= end, in (timestamp, id) order."""
+        lo = bisect.bisect_left(self._all, (start, ""))
+        hi = bisect.bisect_right(self._all, (end, _MAX_ID))
+        return [event_id for _, event_id in self._all[lo:hi]]
+
+    def first(self) -> datetime | None:
+        return self._all[0][0] if self._all else None
+
+    def last(self) -> datetime | None:
+        return self._all[-1][0] if self._all else None
+
+    def adjacent(self, event_id: str, radius: int, by: Literal["device", "person"]) -> list[str]:
+        """Up to `radius` events before and `radius` after `event_id`, in time order.
+
+        by="device": on the same device. by="person": sharing at least one character with
+        it (the nearest ones across all its people); an event with no people has none.
+        """
+        event = self._events.get(event_id)
+        if event is None:
+            raise NodeNotFoundError(event_id, "event")
+        if radius <= 0:
+            return []
+        key = (event.timestamp, event.event_id)
+        if by == "device":
+            groups = [self._by_device[event.device]]
+        elif by == "person":
+            groups = [self._by_person[p] for p in dict.fromkeys(event.characters)]
+        else:
+            raise ValueError(f"expected by='device' or 'person', got {by!r}")
+        before: set[_Key] = set()
+        after: set[_Key] = set()
+        for keys in groups:
+            at = bisect.bisect_left(keys, key)
+            before.update(keys[max(0, at - radius) : at])
+            after.update(keys[at + 1 : at + 1 + radius])
+        chosen = sorted(before)[-radius:] + sorted(after)[:radius]
+        return [event_id for _, event_id in chosen]

@@ -1,0 +1,96 @@
+"""The one tokenizer shared by the BM25L index and the offline (LLM-free) twins.
+
+BM25 only matches what the tokenizer makes equal, so index and query must go through
+the same function. It keeps what household evidence is keyed on: device ids
+(``watch_david`` stays whole and also yields ``watch`` and ``david``), numbers with
+their decimals or clock separators (``6.1``, ``10:30``), and folds common English
+inflections so that "limping" meets "limp" and "batteries" meets "battery".
+"""
+
+from __future__ import annotations
+
+import re
+
+# A run of letters/digits, optionally joined to more runs by `_ . : -` (device ids,
+# decimals, clock times, dates). A trailing separator (end of sentence) is not included.
+_RUN = re.compile(r"[a-z0-9]+(?:[_.:\-][a-z0-9]+)*")
+_SEPARATOR = re.compile(r"[_.:\-]")
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+_NUMBER_LIKE = re.compile(r"[0-9]+(?:[_.:\-][0-9]+)*")
+
+# Function words that carry no evidence; kept small on purpose (no "not", no numbers).
+STOPWORDS: frozenset[str] = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can", "could",
+    "did", "do", "does", "doing", "for", "from", "had", "has", "have", "having", "he", "her",
+    "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is",
+    "it", "its", "itself", "just", "me", "my", "myself", "of", "on", "or", "our", "ours",
+    "ourselves", "over", "she", "should", "so", "some", "such", "than", "that", "the", "their",
+    "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those",
+    "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
+    "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "re", "ve",
+})
+
+_VOWELS = frozenset("aeiouy")
+
+
+def _has_vowel(text: str) -> bool:
+    return any(ch in _VOWELS for ch in text)
+
+
+def stem(token: str) -> str:
+    """A light suffix stemmer: plural -s/-es/-ies, then -ing/-ed, then a final silent -e.
+
+    Deliberately weaker than Porter: it only folds inflections (never derivations such as
+    -ness or -ation), so unrelated words rarely collide. Both "living" and "live" become
+    "liv", and "running"/"runs" both become "run".
+    """
+    if len(token) <= 3 or not token.isalpha():
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        token = token[:-3] + "y"
+    elif token.endswith(("sses", "ches", "shes", "xes", "zes")):
+        token = token[:-2]
+    elif token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        token = token[:-1]
+    for suffix in ("ing", "ed"):
+        if token.endswith(suffix) and not token.endswith("eed"):
+            base = token[: -len(suffix)]
+            if len(base) >= 3 and _has_vowel(base):
+                if base[-1] == base[-2] and base[-1] not in _VOWELS and base[-1] not in "lsz":
+                    base = base[:-1]  # stopped -> stopp -> stop
+                token = base
+            break
+    if len(token) > 3 and token.endswith("e") and not token.endswith("ee"):
+        token = token[:-1]
+    return token
+
+
+def _word(token: str) -> str | None:
+    """Normalise one plain word: drop stopwords and lone letters, stem the rest."""
+    if token in STOPWORDS or (len(token) == 1 and token.isalpha()):
+        return None
+    return stem(token)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase, split on non-alphanumerics, drop stopwords, stem; compounds also yield parts.
+
+    >>> tokenize("watch_david logged 6.1 km; David's knee was limping")
+    ['watch_david', 'watch', 'david', 'log', '6.1', 'km', 'david', 'knee', 'limp']
+    """
+    tokens: list[str] = []
+    for run in _RUN.findall(_POSSESSIVE.sub("", text.lower())):
+        if _SEPARATOR.search(run) is None:
+            word = _word(run)
+            if word:
+                tokens.append(word)
+            continue
+        tokens.append(run)  # the compound itself, unstemmed: exact ids and numbers match
+        if _NUMBER_LIKE.fullmatch(run):
+            continue  # 6.1 or 10:30 or 2024-03-01: the parts alone would only add noise
+        for part in _SEPARATOR.split(run):
+            word = _word(part)
+            if word:
+                tokens.append(word)
+    return tokens

@@ -1,0 +1,499 @@
+"""The dense index: one Chroma collection per namespace over events and fused summaries,
+fronted by an in-memory table of the same vectors.
+
+Chroma is the persistent (and, with a server, shareable) vector store and the ANN
+index for broad queries. The in-memory table exists because the engine scores every
+candidate by cosine and must never round-trip to Chroma for that; it also lets a
+narrow query (a time window, only fused nodes) be answered exactly in well under a
+millisecond, where a Chroma `where` filter costs tens of milliseconds on 10k nodes.
+Chroma writes are buffered and flushed in batches (a single-row upsert costs ~8 ms);
+vectors waiting in the buffer are still searched, exactly, from the table. The SQLite
+store is the source of truth: `reconcile` repairs Chroma after a crash or an edit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.errors import ConfigurationError
+from memory.models import NodeKind
+
+_KIND_CODE = {NodeKind.EVENT: 1, NodeKind.FUSED: 2}
+_CODE_KIND = {code: kind for kind, code in _KIND_CODE.items()}
+
+
+class VectorIndexConfig(BaseModel):
+    """Knobs of the dense index; the defaults keep a 10k-node store at a few ms per query."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exact_scan_limit: int = Field(
+        default=4096, ge=0,
+        description="A query whose kind/time filter admits at most this many nodes is scored "
+        "exactly in memory instead of asking Chroma.",
+    )
+    oversample: float = Field(
+        default=2.0, ge=1.0,
+        description="Broad filtered queries fetch n·(all/admitted)·oversample unfiltered hits "
+        "and filter them in memory; Chroma's `where` is the fallback when too few pass.",
+    )
+    max_fetch: int = Field(default=1000, ge=1, description="Cap on one unfiltered Chroma fetch.")
+    flush_every: int = Field(
+        default=512, ge=1, description="Buffered Chroma writes that trigger a flush."
+    )
+
+
+def epoch_seconds(ts: datetime) -> float:
+    """Naive household-local time as a sortable number (read as UTC; only order matters)."""
+    return ts.replace(tzinfo=UTC).timestamp()
+
+
+def text_fingerprint(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class IndexedVector:
+    """One node as the dense index holds it. Events have start == end."""
+
+    node_id: str
+    vector: np.ndarray
+    kind: NodeKind
+    start: datetime
+    end: datetime
+    text: str
+
+
+# --- Chroma clients: one per path (or host:port) per process, released with its last user --
+
+_CLIENTS: dict[str, tuple[Any, int]] = {}  # key -> (client, number of open indexes using it)
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _client_key(path: Path | None, host: str | None, port: int) -> str:
+    if host:
+        return f"http://{host}:{port}"
+    if path is not None:
+        return str(Path(path).resolve())
+    raise ConfigurationError("a Chroma client needs either a data path or a host")
+
+
+def acquire_chroma_client(path: Path | None = None, host: str | None = None, port: int = 8000
+                          ) -> tuple[str, Any]:
+    """(key, client): an embedded client for `path` or an HTTP client for `host:port`.
+
+    Chroma keeps one system per persist directory (two differently configured clients on a
+    path fail), so every index on a path shares one client; each embedded client holds
+    open files, so the last `release_chroma_client(key)` closes it.
+    """
+    import chromadb
+    from chromadb.config import Settings
+
+    key = _client_key(path, host, port)
+    with _CLIENTS_LOCK:
+        if key in _CLIENTS:
+            client, users = _CLIENTS[key]
+            _CLIENTS[key] = (client, users + 1)
+            return key, client
+        settings = Settings(anonymized_telemetry=False)
+        try:
+            if host:
+                client = chromadb.HttpClient(host=host, port=port, settings=settings)
+            else:
+                client = chromadb.PersistentClient(path=key, settings=settings)
+        except Exception as exc:  # chromadb raises assorted types for an unreachable server
+            raise ConfigurationError(f"cannot open Chroma at {key}: {exc}") from exc
+        _CLIENTS[key] = (client, 1)
+        return key, client
+
+
+def release_chroma_client(key: str) -> None:
+    with _CLIENTS_LOCK:
+        entry = _CLIENTS.get(key)
+        if entry is None:
+            return
+        client, users = entry
+        if users > 1:
+            _CLIENTS[key] = (client, users - 1)
+            return
+        del _CLIENTS[key]
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
+
+
+def collection_name(namespace: str) -> str:
+    return f"memfuse-{namespace}"
+
+
+class VectorIndex:
+    """Dense search over events and fused nodes (see the module docstring for the design)."""
+
+    def __init__(
+        self,
+        collection: Any,
+        config: VectorIndexConfig | None = None,
+        max_batch: int = 1000,
+        client_key: str | None = None,
+    ):
+        self._col = collection
+        self._client_key = client_key
+        self.config = config or VectorIndexConfig()
+        self._max_batch = max(1, min(5000, max_batch))
+        self._lock = threading.RLock()
+        self._slot_of: dict[str, int] = {}
+        self._ids: list[str | None] = []
+        self._free: list[int] = []
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._kind = np.zeros(0, dtype=np.int8)
+        self._start = np.zeros(0, dtype=np.float64)
+        self._end = np.zeros(0, dtype=np.float64)
+        self._text_fp: dict[str, str] = {}
+        self._pending: dict[str, Literal["upsert", "delete"]] = {}
+        self._chroma_count = 0
+
+    @classmethod
+    def open(
+        cls,
+        namespace: str,
+        path: Path | None = None,
+        host: str | None = None,
+        port: int = 8000,
+        config: VectorIndexConfig | None = None,
+    ) -> VectorIndex:
+        key, client = acquire_chroma_client(path=path, host=host, port=port)
+        try:
+            collection = client.get_or_create_collection(
+                collection_name(namespace),
+                configuration={"hnsw": {"space": "cosine"}},
+                embedding_function=None,  # we always pass our own vectors
+            )
+            try:
+                max_batch = int(client.get_max_batch_size())
+            except Exception:  # noqa: BLE001 - a server without the pre-flight endpoint
+                max_batch = 1000
+        except BaseException:
+            release_chroma_client(key)
+            raise
+        return cls(collection, config, max_batch, client_key=key)
+
+    def close(self, flush: bool = True) -> None:
+        """Flush buffered writes (unless told not to, after a failure) and release the Chroma
+        client, which closes with its last user."""
+        with self._lock:
+            try:
+                if flush:
+                    self.flush()
+            finally:
+                if self._client_key is not None:
+                    release_chroma_client(self._client_key)
+                    self._client_key = None
+
+    # --- the in-memory table ----------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._slot_of
+
+    def get(self, node_id: str) -> np.ndarray | None:
+        slot = self._slot_of.get(node_id)
+        return None if slot is None else self._matrix[slot]
+
+    def _grow(self, dim: int) -> None:
+        if len(self._ids) < self._matrix.shape[0]:
+            return
+        capacity = max(1024, 2 * self._matrix.shape[0])
+        matrix = np.zeros((capacity, dim), dtype=np.float32)
+        if self._matrix.shape[1] == dim:
+            matrix[: self._matrix.shape[0]] = self._matrix
+        self._matrix = matrix
+        for name in ("_kind", "_start", "_end"):
+            old = getattr(self, name)
+            new = np.zeros(capacity, dtype=old.dtype)
+            new[: old.shape[0]] = old
+            setattr(self, name, new)
+
+    def _put(self, node_id: str, vector: np.ndarray, kind: int, start: float, end: float,
+             text_fp: str) -> None:
+        if self._matrix.shape[1] not in (0, vector.shape[0]):
+            raise ConfigurationError(
+                f"vector of {node_id!r} has dimension {vector.shape[0]}, "
+                f"the index {self._matrix.shape[1]} (was the embedding model changed?)"
+            )
+        slot = self._slot_of.get(node_id)
+        if slot is None:
+            if self._free:
+                slot = self._free.pop()
+                self._ids[slot] = node_id
+            else:
+                self._grow(vector.shape[0])
+                slot = len(self._ids)
+                self._ids.append(node_id)
+            self._slot_of[node_id] = slot
+        self._matrix[slot] = vector
+        self._kind[slot] = kind
+        self._start[slot] = start
+        self._end[slot] = end
+        self._text_fp[node_id] = text_fp
+
+    def _drop(self, node_id: str) -> None:
+        slot = self._slot_of.pop(node_id)
+        self._ids[slot] = None
+        self._kind[slot] = 0
+        self._free.append(slot)
+        self._text_fp.pop(node_id, None)
+
+    def _snapshot(self, node_id: str) -> tuple[Any, ...] | None:
+        slot = self._slot_of.get(node_id)
+        if slot is None:
+            return None
+        return (self._matrix[slot].copy(), int(self._kind[slot]), float(self._start[slot]),
+                float(self._end[slot]), self._text_fp[node_id])
+
+    def _restorer(self, node_ids: Sequence[str]) -> Callable[[], None]:
+        """Capture the current state of node_ids; the returned function puts it back."""
+        before = {i: self._snapshot(i) for i in node_ids}
+        pending_before = {i: self._pending.get(i) for i in node_ids}
+
+        def restore() -> None:
+            with self._lock:
+                for node_id, state in before.items():
+                    if state is None:
+                        if node_id in self._slot_of:
+                            self._drop(node_id)
+                    else:
+                        self._put(node_id, *state)
+                    previous = pending_before[node_id]
+                    if previous is None:
+                        self._pending.pop(node_id, None)
+                    else:
+                        self._pending[node_id] = previous
+
+        return restore
+
+    # --- writes -----------------------------------------------------------------------
+
+    def upsert(self, items: Sequence[IndexedVector]) -> Callable[[], None]:
+        """Insert or replace nodes now (searchable at once); Chroma follows on flush.
+
+        Returns a function that undoes exactly this call (for a rolled-back transaction).
+        """
+        with self._lock:
+            undo = self._restorer([item.node_id for item in items])
+            try:
+                for item in items:
+                    vector = np.asarray(item.vector, dtype=np.float32).reshape(-1)
+                    self._put(item.node_id, vector, _KIND_CODE[item.kind],
+                              epoch_seconds(item.start), epoch_seconds(item.end),
+                              text_fingerprint(item.text))
+                    self._pending[item.node_id] = "upsert"
+            except BaseException:
+                undo()  # all of the call or none of it
+                raise
+            return undo
+
+    def delete(self, node_ids: Sequence[str]) -> Callable[[], None]:
+        with self._lock:
+            present = [i for i in node_ids if i in self._slot_of]
+            undo = self._restorer(present)
+            for node_id in present:
+                self._drop(node_id)
+                self._pending[node_id] = "delete"
+            return undo
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def maybe_flush(self) -> None:
+        if len(self._pending) >= self.config.flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write buffered upserts/deletes to Chroma in batches Chroma accepts."""
+        with self._lock:
+            if not self._pending:
+                return
+            batch = self._max_batch
+            deletes = [i for i, op in self._pending.items() if op == "delete"]
+            upserts = [i for i, op in self._pending.items() if op == "upsert"]
+            for start in range(0, len(deletes), batch):
+                self._col.delete(ids=deletes[start : start + batch])
+            for start in range(0, len(upserts), batch):
+                chunk = upserts[start : start + batch]
+                slots = [self._slot_of[i] for i in chunk]
+                self._col.upsert(
+                    ids=chunk,
+                    embeddings=self._matrix[slots],
+                    metadatas=[self._metadata(i, s) for i, s in zip(chunk, slots)],
+                )
+            self._pending.clear()
+            self._chroma_count = self._col.count()
+
+    def _metadata(self, node_id: str, slot: int) -> dict[str, Any]:
+        return {
+            "kind": _CODE_KIND[int(self._kind[slot])].value,
+            "ts": float(self._start[slot]),
+            "ts_end": float(self._end[slot]),
+            "text_sha": self._text_fp[node_id],
+        }
+
+    # --- opening: load from Chroma, then make it agree with the source of truth ---------
+
+    def load(self, page: int = 5000) -> None:
+        """Fill the in-memory table with everything Chroma holds for this namespace."""
+        with self._lock:
+            offset = 0
+            while True:
+                got = self._col.get(
+                    include=["embeddings", "metadatas"], limit=page, offset=offset
+                )
+                ids = got["ids"]
+                if not ids:
+                    break
+                for node_id, vector, meta in zip(ids, got["embeddings"], got["metadatas"]):
+                    kind = _KIND_CODE.get(NodeKind(meta.get("kind", "event")), 1)
+                    self._put(node_id, np.asarray(vector, dtype=np.float32), kind,
+                              float(meta.get("ts", 0.0)), float(meta.get("ts_end", 0.0)),
+                              str(meta.get("text_sha", "")))
+                offset += len(ids)
+            self._chroma_count = offset
+
+    def reconcile(
+        self, expected: Mapping[str, tuple[NodeKind, datetime, datetime, str]],
+        embed: Callable[[list[str]], np.ndarray],
+    ) -> dict[str, int]:
+        """Make Chroma hold exactly `expected` (node → kind, start, end, text).
+
+        Loads Chroma, drops ids the store no longer has, re-embeds nodes that are missing or
+        whose text changed (the embedding cache makes this cheap), fixes stale metadata,
+        then flushes. Returns how many nodes each repair touched.
+        """
+        self.load()
+        stale = [i for i in self._slot_of if i not in expected]
+        self.delete(stale)
+        to_embed: list[str] = []
+        retag: list[IndexedVector] = []
+        for node_id, (kind, start, end, text) in expected.items():
+            slot = self._slot_of.get(node_id)
+            if slot is None or self._text_fp.get(node_id) != text_fingerprint(text):
+                to_embed.append(node_id)
+            elif (self._kind[slot] != _KIND_CODE[kind]
+                  or self._start[slot] != epoch_seconds(start)
+                  or self._end[slot] != epoch_seconds(end)):
+                retag.append(IndexedVector(node_id, self._matrix[slot].copy(), kind, start, end,
+                                           text))
+        if to_embed:
+            vectors = embed([expected[i][3] for i in to_embed])
+            self.upsert([
+                IndexedVector(i, v, expected[i][0], expected[i][1], expected[i][2], expected[i][3])
+                for i, v in zip(to_embed, vectors)
+            ])
+        self.upsert(retag)
+        self.flush()
+        return {"deleted": len(stale), "embedded": len(to_embed), "retagged": len(retag)}
+
+    # --- queries ----------------------------------------------------------------------
+
+    def _mask(self, kind: NodeKind | None, between: tuple[datetime, datetime] | None
+              ) -> np.ndarray:
+        size = len(self._ids)
+        mask = self._kind[:size] != 0
+        if kind is not None:
+            mask &= self._kind[:size] == _KIND_CODE[kind]
+        if between is not None:
+            lo, hi = epoch_seconds(between[0]), epoch_seconds(between[1])
+            mask &= (self._start[:size] <= hi) & (self._end[:size] >= lo)
+        return mask
+
+    def _top(self, query: np.ndarray, slots: np.ndarray, n: int) -> list[tuple[str, float]]:
+        sims = self._matrix[slots] @ query
+        if slots.size > n:
+            keep = np.argpartition(-sims, n - 1)[:n]
+            slots, sims = slots[keep], sims[keep]
+        order = sorted(range(slots.size), key=lambda j: (-float(sims[j]), self._ids[slots[j]]))
+        return [(str(self._ids[slots[j]]), float(sims[j])) for j in order]
+
+    def search(
+        self,
+        query: np.ndarray,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Top-n nodes by cosine, best first; `between` keeps nodes whose time span meets it.
+
+        Similarities are computed from the in-memory vectors (equal to Chroma's 1 − cosine
+        distance up to rounding, and right for writes still waiting in the flush buffer).
+        """
+        with self._lock:
+            if n <= 0 or not self._slot_of:
+                return []
+            q = np.asarray(query, dtype=np.float32).reshape(-1)
+            if q.shape[0] != self._matrix.shape[1]:
+                raise ConfigurationError(
+                    f"query vector has dimension {q.shape[0]}, the index {self._matrix.shape[1]}"
+                )
+            mask = self._mask(kind, between)
+            admitted = int(mask.sum())
+            if admitted == 0:
+                return []
+            if admitted <= self.config.exact_scan_limit or self._chroma_count == 0:
+                return self._top(q, np.flatnonzero(mask), n)
+            candidates = self._chroma_candidates(q, n, kind, between, mask, admitted)
+            candidates.update(i for i, op in self._pending.items() if op == "upsert")
+            slots = np.fromiter(
+                (s for i in candidates if (s := self._slot_of.get(i)) is not None and mask[s]),
+                dtype=np.int64,
+            )
+            return self._top(q, slots, n) if slots.size else []
+
+    def _chroma_candidates(
+        self, q: np.ndarray, n: int, kind: NodeKind | None,
+        between: tuple[datetime, datetime] | None, mask: np.ndarray, admitted: int,
+    ) -> set[str]:
+        """Ids worth rescoring: an unfiltered ANN fetch sized to the filter's selectivity, then
+        Chroma's `where` only if too few of those pass. Buffered writes make some Chroma rows
+        stale (deleted or changed here), so every fetch asks for that many extra rows."""
+        stale = len(self._pending)
+        ratio = len(self._slot_of) / admitted
+        oversampled = math.ceil(n * ratio * (self.config.oversample if ratio > 1 else 1.0))
+        fetch = min(self._chroma_count,
+                    max(n, min(self.config.max_fetch, oversampled)) + stale)
+        ids = self._query_ids(q, fetch)
+        if fetch >= self._chroma_count or (kind is None and between is None):
+            return ids  # unfiltered: at most `stale` of the fetched rows can fail
+        passing = sum(1 for i in ids if (s := self._slot_of.get(i)) is not None and mask[s])
+        if passing >= n:
+            return ids
+        return ids | self._query_ids(q, min(self._chroma_count, n + stale),
+                                     self._where(kind, between))
+
+    def _query_ids(self, q: np.ndarray, n: int, where: dict[str, Any] | None = None
+                   ) -> set[str]:
+        got = self._col.query(query_embeddings=q[None, :], n_results=max(n, 1), where=where,
+                              include=["distances"])
+        return set(got["ids"][0])
+
+    @staticmethod
+    def _where(kind: NodeKind | None, between: tuple[datetime, datetime] | None
+               ) -> dict[str, Any]:
+        conditions: list[dict[str, Any]] = []
+        if kind is not None:
+            conditions.append({"kind": {"$eq": kind.value}})
+        if between is not None:
+            conditions.append({"ts": {"$lte": epoch_seconds(between[1])}})
+            conditions.append({"ts_end": {"$gte": epoch_seconds(between[0])}})
+        return conditions[0] if len(conditions) == 1 else {"$and": conditions}

@@ -1,0 +1,135 @@
+"""EdgeStore and Database on their own: legality, storage form, persistence, atomicity."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory.edge_store import Database, EdgeStore
+from memory.errors import InvalidEdgeError, NodeNotFoundError
+from memory.models import Edge, EdgeType, NodeKind
+
+KINDS = {"a": NodeKind.EVENT, "b": NodeKind.EVENT, "c": NodeKind.EVENT,
+         "fused_x": NodeKind.FUSED, "fused_y": NodeKind.FUSED}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = Database(tmp_path / "edges.sqlite")
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def edges(db: Database) -> EdgeStore:
+    return EdgeStore(db, KINDS.get)
+
+
+def rows(db: Database) -> list[tuple[str, str, str, float]]:
+    return db.execute("SELECT src, dst, type, weight FROM edges ORDER BY src, dst, type").fetchall()
+
+
+def causal(src: str, dst: str) -> Edge:
+    return Edge(src=src, dst=dst, type=EdgeType.CAUSAL)
+
+
+def test_wal_mode(db: Database) -> None:
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.parametrize(("edge", "problem"), [
+    (Edge(src="a", dst="fused_x", type=EdgeType.CAUSAL), "two events"),
+    (Edge(src="fused_x", dst="a", type=EdgeType.BELONG), "from an event to a fused node"),
+    (Edge(src="a", dst="b", type=EdgeType.BELONG), "from an event to a fused node"),
+    (Edge(src="a", dst="a", type=EdgeType.SEMANTIC, weight=0.9), "self-loop"),
+    (Edge(src="fused_x", dst="fused_x", type=EdgeType.BELONG), "self-loop"),
+])
+def test_illegal_edges_are_refused(edges: EdgeStore, db: Database, edge: Edge,
+                                   problem: str) -> None:
+    with pytest.raises(InvalidEdgeError, match=problem):
+        edges.add(edge)
+    assert rows(db) == [] and len(edges) == 0
+
+
+def test_unknown_endpoints(edges: EdgeStore) -> None:
+    with pytest.raises(NodeNotFoundError, match="'zz'"):
+        edges.add(causal("a", "zz"))
+
+
+def test_legal_edges_duplicates_and_directions(edges: EdgeStore, db: Database) -> None:
+    assert edges.add(Edge(src="a", dst="fused_x", type=EdgeType.BELONG))
+    assert edges.add(causal("a", "b"))
+    assert not edges.add(causal("a", "b"))
+    with pytest.raises(InvalidEdgeError, match="reverse"):
+        edges.add(causal("b", "a"))
+    assert edges.add(Edge(src="fused_y", dst="a", type=EdgeType.SEMANTIC, weight=0.83))
+    assert not edges.add(Edge(src="a", dst="fused_y", type=EdgeType.SEMANTIC, weight=0.9))
+    assert edges.add(Edge(src="fused_x", dst="fused_y", type=EdgeType.SEMANTIC, weight=0.81))
+    assert rows(db) == [
+        ("a", "b", "causal", 1.0),
+        ("a", "fused_x", "belong", 1.0),
+        ("a", "fused_y", "semantic", 0.83),  # one row per unordered pair, endpoints sorted
+        ("fused_x", "fused_y", "semantic", 0.81),
+    ]
+    assert edges.has("fused_y", "a", EdgeType.SEMANTIC) and edges.has("a", "fused_y",
+                                                                      EdgeType.SEMANTIC)
+    assert edges.has("a", "b", EdgeType.CAUSAL) and not edges.has("b", "a", EdgeType.CAUSAL)
+    assert {e.other("a") for e in edges.neighbors("a")} == {"b", "fused_x", "fused_y"}
+    assert [e.other("b") for e in edges.neighbors("b", EdgeType.CAUSAL)] == ["a"]
+    assert edges.neighbors("c") == [] and edges.neighbors("nobody") == []
+    assert edges.counts() == {"belong": 1, "causal": 1, "semantic": 2}
+
+
+def test_reload_from_sqlite(edges: EdgeStore, db: Database) -> None:
+    edges.add(causal("a", "b"))
+    edges.add(Edge(src="c", dst="a", type=EdgeType.SEMANTIC, weight=0.9))
+    edges.set_members("fused_x", ["a", "b"])
+    reloaded = EdgeStore(db, KINDS.get)
+    assert sorted(e.key() for e in reloaded.neighbors("a")) == sorted(
+        e.key() for e in edges.neighbors("a"))
+    assert reloaded.counts() == {"belong": 2, "causal": 1, "semantic": 1}
+    assert reloaded.get("a", "c", EdgeType.SEMANTIC) == Edge(
+        src="a", dst="c", type=EdgeType.SEMANTIC, weight=0.9)
+
+
+def test_set_members_replaces_and_remove_node_cleans(edges: EdgeStore, db: Database) -> None:
+    edges.set_members("fused_x", ["a", "b"])
+    edges.set_members("fused_x", ["b", "c"])
+    assert sorted(e.src for e in edges.neighbors("fused_x", EdgeType.BELONG)) == ["b", "c"]
+    assert edges.neighbors("a") == []
+    with pytest.raises(InvalidEdgeError):
+        edges.set_members("fused_x", ["c", "fused_y"])
+    assert sorted(e.src for e in edges.neighbors("fused_x")) == ["b", "c"], "nothing changed"
+    edges.add(Edge(src="fused_x", dst="a", type=EdgeType.SEMANTIC, weight=0.95))
+    assert edges.remove_node("fused_x") == 3
+    assert rows(db) == [] and edges.counts() == {"belong": 0, "causal": 0, "semantic": 0}
+
+
+def test_transaction_rolls_back_sqlite_and_memory(edges: EdgeStore, db: Database) -> None:
+    edges.add(causal("a", "b"))
+    with pytest.raises(RuntimeError), edges.transaction():
+        edges.add(causal("b", "c"))
+        edges.remove(causal("a", "b"))
+        edges.set_members("fused_x", ["a"])
+        raise RuntimeError("plan rejected late")
+    assert rows(db) == [("a", "b", "causal", 1.0)]
+    assert edges.counts() == {"belong": 0, "causal": 1, "semantic": 0}
+    assert [e.key() for e in edges.neighbors("b")] == [("a", "b", "causal")]
+
+
+def test_after_commit_hooks_run_only_on_commit(db: Database) -> None:
+    ran: list[str] = []
+    with db.transaction():
+        db.after_commit(lambda: ran.append("outer"))
+        with db.transaction():  # nested: joins the outer transaction
+            db.after_commit(lambda: ran.append("inner"))
+        assert ran == []
+    assert ran == ["outer", "inner"]
+    with pytest.raises(KeyError), db.transaction():
+        db.after_commit(lambda: ran.append("never"))
+        raise KeyError("boom")
+    assert ran == ["outer", "inner"]
+    with pytest.raises(RuntimeError, match="outside a transaction"):
+        db.on_rollback(lambda: None)
