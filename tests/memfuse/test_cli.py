@@ -1,0 +1,86 @@
+"""The `memfuse` command line, run as a user would: a subprocess per command."""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SAMPLE = Path(__file__).resolve().parents[2] / "memfuse" / "samples" / "household.jsonl"
+
+
+def memfuse(*args: str, data_dir: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MEMFUSE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+    env.pop("MEMFUSE_LLM_MODEL", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "memfuse.cli", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data_dir = tmp_path_factory.mktemp("cli")
+    out = memfuse("ingest", str(SAMPLE), "--mode", "plain", data_dir=data_dir).stdout
+    assert "30 new, 0 already stored" in out
+    return data_dir
+
+
+def test_reingest_is_a_no_op(ingested: Path) -> None:
+    out = memfuse("ingest", str(SAMPLE), "--mode", "plain", data_dir=ingested).stdout
+    assert "0 new, 30 already stored" in out
+
+
+def test_stats_counts_events_devices_people(ingested: Path) -> None:
+    out = memfuse("stats", data_dir=ingested).stdout
+    assert "│ events" in out and "30" in out
+    assert "2026-05-11 07:05:00 → 2026-05-14 18:00:00" in out
+
+
+def test_search_prints_provenance_and_json(ingested: Path) -> None:
+    out = memfuse("search", "who was limping after the run", "--system", "hybrid", "-k", "3",
+                  data_dir=ingested).stdout
+    assert "camera_doorbell" in out and "h_006" in out and "seed(" in out
+    lines = memfuse("search", "washing machine error", "--system", "bm25", "-k", "4", "--json",
+                    data_dir=ingested).stdout.splitlines()
+    entries = [json.loads(line) for line in lines]
+    # BM25L returns only events sharing a query term: the two washing-machine status reports
+    assert {e["node_id"] for e in entries} == {"h_015", "h_025"}
+    assert all(e["provenance"].startswith("seed(bm25") for e in entries)
+
+
+def test_bad_batch_is_one_line_error_and_writes_nothing(tmp_path: Path) -> None:
+    good = SAMPLE.read_text().splitlines()[:3]
+    bad = json.dumps({"event_id": "x9", "timestamp": "yesterday-ish", "device": "cam",
+                      "modality": "vision", "description": "something"})
+    path = tmp_path / "batch.jsonl"
+    path.write_text("\n".join([*good, bad]) + "\n")
+    data_dir = tmp_path / "data"
+    result = memfuse("ingest", str(path), data_dir=data_dir, check=False)
+    assert result.returncode == 1
+    assert result.stderr.strip().count("\n") == 0
+    assert "x9" in result.stderr and "timestamp" in result.stderr
+    stats = memfuse("stats", data_dir=data_dir).stdout
+    assert re.search(r"│ events\s+│\s+0 │", stats)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("search", "x", "--system", "oracle"), "unknown system"),
+        (("search", "x", "--time", "notatime"), "--time"),
+        (("ingest", "/no/such/file.jsonl"), "no such file"),
+    ],
+)
+def test_bad_arguments_fail_cleanly(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
+    result = memfuse(*args, data_dir=tmp_path, check=False)
+    assert result.returncode != 0
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr
