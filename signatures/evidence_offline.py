@@ -1,0 +1,187 @@
+"""The offline twin of `JudgeEvidence`: facet coverage by token matching, same outputs.
+
+Facets are read from the first executed plan (the one built from the question): each
+entity, each keyword that is not part of an entity, and a confident time window. A
+facet is covered when some accumulated candidate matches it — an entity or keyword by
+its tokens in the candidate's text, device, location or people (`memory.text.tokenize`,
+the tokenizer the lexical index uses), the window by a candidate inside it. Facets are
+matched one at a time: the judge asks "is there evidence for each piece", not "is there
+one event that has them all", which would starve cross-device questions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, Literal
+
+import dspy
+
+from memory.search.plan import RoundPlan
+from memory.text import tokenize
+from signatures.evidence import EvidenceItem, FacetCoverage
+from signatures.planning_offline import alternative_plans, first_unexecuted, plan_for_terms
+
+EVIDENCE_PER_FACET = 3
+CONFIDENT = 0.6
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One material piece of the question the evidence must cover."""
+
+    kind: Literal["entity", "keyword", "time"]
+    value: str
+    tokens: frozenset[str] = frozenset()
+    window: tuple[datetime, datetime] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}: {self.value}"
+
+
+def question_facets(plan: RoundPlan) -> list[Facet]:
+    """Entities, keywords not already inside an entity, and the window when confident."""
+    facets: list[Facet] = []
+    entity_tokens: set[str] = set()
+    for entity in dict.fromkeys(plan.entities):
+        tokens = frozenset(_entity_tokens(entity))
+        if tokens:
+            facets.append(Facet("entity", entity, tokens))
+            entity_tokens |= set(tokenize(entity))  # "watch" is inside `watch_david`
+    for keyword in dict.fromkeys(plan.keywords):
+        tokens = frozenset(tokenize(keyword))
+        if tokens and not tokens <= entity_tokens:
+            facets.append(Facet("keyword", keyword, tokens))
+    window = plan.time_window
+    bounds = window.bounds() if window.confidence >= CONFIDENT else None
+    if bounds is not None:
+        value = f"{bounds[0]:%Y-%m-%d %H:%M} to {bounds[1]:%Y-%m-%d %H:%M}"
+        facets.append(Facet("time", value, window=bounds))
+    return facets
+
+
+def _entity_tokens(entity: str) -> list[str]:
+    """A device id is matched whole (`watch_david`), a name or object by all its words."""
+    tokens = tokenize(entity)
+    if tokens and "_" in tokens[0]:
+        return tokens[:1]
+    return tokens
+
+
+def item_tokens(item: EvidenceItem) -> frozenset[str]:
+    return _text_tokens(" ".join([item.text, item.device, item.location, *item.characters]))
+
+
+@lru_cache(maxsize=16384)
+def _text_tokens(text: str) -> frozenset[str]:
+    """Tokens of one candidate's text; cached because every round re-judges the whole pool."""
+    return frozenset(tokenize(text))
+
+
+def matches(facet: Facet, item: EvidenceItem, tokens: frozenset[str]) -> bool:
+    """Does this candidate directly show this facet?"""
+    if facet.kind == "time":
+        assert facet.window is not None
+        start, end = facet.window
+        last = item.end or item.timestamp
+        return item.timestamp <= end and last >= start
+    if facet.kind == "entity" and facet.value.lower() in (c.lower() for c in item.characters):
+        return True
+    return facet.tokens <= tokens
+
+
+def cover(facets: list[Facet], evidence: list[EvidenceItem]) -> dict[str, list[str]]:
+    """Facet label → ids of the candidates matching it, best score first."""
+    ranked = sorted(evidence, key=lambda e: (-e.score, e.node_id))
+    tokens = {item.node_id: item_tokens(item) for item in ranked}
+    return {
+        facet.label: [i.node_id for i in ranked if matches(facet, i, tokens[i.node_id])]
+        for facet in facets
+    }
+
+
+def shortlist(
+    facets: list[Facet], hits: dict[str, list[str]], evidence: list[EvidenceItem], top_k: int
+) -> list[str]:
+    """A small set of candidates that together show every coverable facet (greedy cover).
+
+    Each pick is the candidate showing the most still-uncovered facets (ties: higher
+    score); picking stops when every facet with evidence is shown. Kept small on
+    purpose: the controller pins these and back-fills the rest from the searches' own
+    rankings, which already spread over people, devices and time.
+    """
+    score = {item.node_id: item.score for item in evidence}
+    shows: dict[str, set[str]] = {}
+    for facet in facets:
+        for node_id in hits[facet.label]:
+            shows.setdefault(node_id, set()).add(facet.label)
+    uncovered = {label for ids in shows.values() for label in ids}
+    chosen: list[str] = []
+    while uncovered and len(chosen) < top_k:
+        best = min(shows, key=lambda i: (-len(shows[i] & uncovered), -score[i], i))
+        if not shows[best] & uncovered:
+            break
+        chosen.append(best)
+        uncovered -= shows[best]
+    return chosen
+
+
+def next_plan_for(
+    question_plan: RoundPlan,
+    missing: list[Facet],
+    executed: list[RoundPlan],
+    question: str,
+) -> RoundPlan | None:
+    """A plan aimed at the missing facets (or a verification plan), never an executed one."""
+    terms = [f.value for f in missing if f.kind != "time"]
+    anchors = [e for e in question_plan.entities if e not in terms]
+    candidates: list[RoundPlan] = []
+    if terms:
+        candidates.append(plan_for_terms(question_plan, terms, anchors))
+    candidates.extend(alternative_plans(question_plan, terms or None))
+    candidates.append(RoundPlan.from_query(question))
+    return first_unexecuted(candidates, executed)
+
+
+class OfflineEvidenceJudge(dspy.Module):
+    """Deterministic twin of `EvidenceJudge`: `forward(**judge_inputs) -> Prediction`."""
+
+    def forward(
+        self,
+        question: str,
+        current_plan: RoundPlan,
+        plan_history: list[RoundPlan],
+        round: int,
+        min_rounds: int,
+        final_round: bool,
+        top_k: int,
+        evidence: list[EvidenceItem],
+        **_: Any,
+    ) -> dspy.Prediction:
+        question_plan = plan_history[0] if plan_history else current_plan
+        facets = question_facets(question_plan)
+        hits = cover(facets, evidence)
+        coverage = [
+            FacetCoverage(
+                facet=f.label,
+                covered=bool(hits[f.label]),
+                evidence_ids=hits[f.label][:EVIDENCE_PER_FACET],
+            )
+            for f in facets
+        ]
+        missing = [f for f in facets if not hits[f.label]]
+        complete = not missing and bool(evidence)
+        sufficient = complete and round >= min_rounds
+        next_plan = None
+        if not sufficient and not final_round:
+            executed = [*plan_history, current_plan]
+            next_plan = next_plan_for(question_plan, missing, executed, question)
+        return dspy.Prediction(
+            coverage=coverage,
+            sufficient=sufficient,
+            missing_facets=[f.label for f in missing],
+            selected_ids=shortlist(facets, hits, evidence, top_k),
+            next_plan=next_plan,
+        )

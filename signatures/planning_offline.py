@@ -1,0 +1,435 @@
+"""The offline twin of `PlanRetrievalRound`: the same inputs, the same `RoundPlan` out.
+
+Without an LLM the plan is read off the question with transparent rules: the time
+words resolve against the question time (`time_resolution`), names and device ids
+come from what the store knows, "I/me/my" become the requester, and cue words switch
+on coverage, timeline and neighbour constraints. It also holds the plan variations
+the controller falls back on when a proposed plan repeats an executed one.
+
+Seed quotas follow the paper's decision table. ``temporal_neighbor_keep`` is left
+unset: in the engine it counts the neighbours pulled (default 6), which is the
+paper's "keep 24 of the 30 seeds, give the rest to neighbours" already.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import dspy
+
+from memory.search.plan import (
+    MAX_QUERY_CHARS,
+    MAX_REWRITES,
+    CoverageDiversification,
+    RoundPlan,
+    SeedQuotas,
+    TemporalNeighbors,
+    TimelineMode,
+    TimeWindow,
+)
+from memory.text import tokenize
+from signatures.time_resolution import (
+    WHOLE_DAY,
+    TimeResolution,
+    resolve_time,
+    strip_time_expressions,
+    window_is_full_day,
+)
+
+MAX_KEYWORDS = 8
+MAX_DEVICE_MATCHES = 3
+
+# Words that name a kind of device, mapped to the fragment device ids use for it.
+DEVICE_WORDS: dict[str, str] = {
+    "watch": "watch", "smartwatch": "watch", "wristband": "band", "band": "band",
+    "phone": "phone", "smartphone": "phone", "mobile": "phone", "doorbell": "doorbell",
+    "fridge": "fridge", "refrigerator": "fridge", "camera": "cam", "cam": "cam",
+    "speaker": "speaker", "echo": "speaker", "thermostat": "thermostat", "tv": "tv",
+    "television": "tv", "scale": "scale", "ring": "ring", "tablet": "tablet", "ipad": "tablet",
+    "laptop": "laptop", "computer": "laptop", "car": "car", "lock": "lock", "vacuum": "vacuum",
+    "robot": "vacuum", "tracker": "tracker", "sensor": "sensor", "light": "light",
+    "lamp": "lamp", "oven": "oven", "washer": "washer", "dryer": "dryer", "glasses": "glasses",
+    "earbuds": "earbuds", "headphones": "headphones", "mattress": "bed", "bed": "bed",
+    "collar": "collar", "feeder": "feeder", "monitor": "monitor", "assistant": "speaker",
+    "hub": "hub", "router": "router", "purifier": "purifier", "plug": "plug",
+}
+
+# Question words and time words: not evidence keywords (time is the window's job).
+NON_KEYWORDS = frozenset({
+    "happen", "happened", "happening", "occur", "occurred", "tell", "know", "remember",
+    "describe", "explain", "say", "said", "anything", "something", "everything", "thing",
+    "things", "exactly", "actually", "really", "also", "still", "ever", "yesterday", "today",
+    "tonight", "tomorrow", "morning", "afternoon", "evening", "night", "noon", "midday", "dusk",
+    "dawn", "pre-dawn", "predawn", "early", "late", "last", "past", "previous", "next", "week",
+    "weekend", "month", "day", "days", "time", "monday", "tuesday", "wednesday", "thursday",
+    "friday", "saturday", "sunday", "ago", "earlier", "later", "recently", "lately", "around",
+    "during", "before", "after", "order", "sequence", "each", "every", "everyone", "everybody",
+    "both", "which", "whose", "many", "much", "please", "says", "see", "saw", "seen", "about",
+    "come", "came", "go", "went", "get", "got", "make", "made", "take", "took", "any", "there"
+})
+_NON_KEYWORD_STEMS = frozenset(t for w in NON_KEYWORDS for t in tokenize(w))
+
+_FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.IGNORECASE)
+_PRONOUN_SWAPS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bI'm\b", re.IGNORECASE), "{name} is"),
+    (re.compile(r"\bI've\b", re.IGNORECASE), "{name} has"),
+    (re.compile(r"\bI'd\b", re.IGNORECASE), "{name} would"),
+    (re.compile(r"\bI'll\b", re.IGNORECASE), "{name} will"),
+    (re.compile(r"\b(my|mine)\b", re.IGNORECASE), "{name}'s"),
+    (re.compile(r"\b(me|myself)\b", re.IGNORECASE), "{name}"),
+    (re.compile(r"\bI\b"), "{name}"),
+    (re.compile(r"(?<=\s)i(?=\s)"), "{name}"),
+]
+_WORD = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_'\-.:]|(?<=\d),(?=\d))*[A-Za-z0-9]|[A-Za-z0-9]")
+
+_COVERAGE_CUE = re.compile(
+    r"\b(each|everyone|everybody|every\s+one|who|whom|both|all\s+of\s+us|family|household"
+    r"|compare|compared|comparison|differ|different|differently|perspectives?|point\s+of\s+view"
+    r"|viewpoints?|according\s+to|which\s+(devices?|sensors?|sources?|people|person)"
+    r"|what\s+(devices?|sensors?|sources?)|disagree|conflict\w*|contradict\w*)\b"
+)
+_DEVICE_DIMENSION = re.compile(
+    r"\b(devices?|sensors?|sources?|records?|recorded|according\s+to|logged|cameras?"
+    r"|which\s+device|disagree|conflict\w*|contradict\w*)\b"
+)
+_USER_DIMENSION = re.compile(
+    r"\b(who|whom|everyone|everybody|each\s+(person|of\s+us|of\s+them|member)|both|people"
+    r"|family|household|perspectives?|point\s+of\s+view|viewpoints?|all\s+of\s+us)\b"
+)
+_TIMELINE_CUE = re.compile(
+    r"\b(what\s+happened|in\s+what\s+order|order\s+of|sequence|before|after|led\s+to"
+    r"|lead\s+to|leading\s+up|why|timeline|steps?|step\s+by\s+step|process|unfold\w*"
+    r"|progress\w*|itinerary|route|first|then|finally)\b"
+)
+_NEIGHBOUR_CUE = re.compile(
+    r"\bwhat\s+happened\s+(during|after|around|before|while|when|at|in)\b"
+    r"|\b(in\s+what\s+order|sequence|timeline|step\s+by\s+step|each\s+time|every\s+time"
+    r"|how\s+many\s+times|throughout|full\s+story|play\s+by\s+play)\b"
+)
+_CAUSE_CUE = re.compile(r"\b(why|reason|cause[ds]?|because|led\s+to|lead\s+to|how\s+come)\b")
+
+
+@dataclass(frozen=True)
+class QuestionReading:
+    """What the offline planner read off the question (the first plan is built from it)."""
+
+    resolved: str
+    time: TimeResolution
+    people: list[str]
+    devices: list[str]
+    named: list[str]
+    keywords: list[str]
+    coverage: CoverageDiversification
+    timeline: TimelineMode
+    neighbors: TemporalNeighbors
+
+    @property
+    def entities(self) -> list[str]:
+        return list(dict.fromkeys([*self.people, *self.devices, *self.named]))
+
+
+def resolve_pronouns(question: str, requester: str | None) -> str:
+    """"How did I sleep?" → "How did David sleep?": the index text names people, not 'I'."""
+    if not requester:
+        return question
+    text = question
+    for pattern, template in _PRONOUN_SWAPS:
+        text = pattern.sub(template.format(name=requester), text)
+    return text
+
+
+def find_people(question: str, known_people: Iterable[str], requester: str | None) -> list[str]:
+    """Known names in the question (case-insensitive, also by first name); "my" → requester."""
+    lowered = question.lower()
+    found: list[str] = []
+    if requester and _FIRST_PERSON.search(question):
+        found.append(requester)
+    for person in sorted(known_people, key=lambda p: (-len(p), p)):
+        names = {person.lower(), person.split()[0].lower()} if person.strip() else set()
+        if any(re.search(rf"\b{re.escape(n)}\b", lowered) for n in names if len(n) > 1):
+            found.append(person)
+    return list(dict.fromkeys(found))
+
+
+def find_devices(question: str, known_devices: Iterable[str], people: list[str]) -> list[str]:
+    """Device ids named outright, or by a device-type word ("watch" → `watch_david`).
+
+    When several devices share the type, the ones carrying a named person's name win
+    ("my watch" asked by David is `watch_david`); otherwise up to three are kept.
+    """
+    lowered = question.lower()
+    devices = sorted(set(known_devices))
+    found: list[str] = []
+    for device in devices:
+        spaced = re.escape(device.lower()).replace("_", "[_ ]").replace(r"\-", "[- ]")
+        if re.search(rf"\b{spaced}\b", lowered):
+            found.append(device)
+    words = set(re.findall(r"[a-z]+", lowered))
+    singular = words | {w[:-1] for w in words if w.endswith("s")}
+    singular |= {w[:-2] for w in words if w.endswith("es")}
+    fragments = {DEVICE_WORDS[w] for w in singular if w in DEVICE_WORDS}
+    owners = [p.split()[0].lower() for p in people]
+    for fragment in sorted(fragments):
+        matching = [d for d in devices if fragment in re.split(r"[_\-\s]+", d.lower())
+                    or d.lower().startswith(fragment)]
+        owned = [d for d in matching if any(o in d.lower() for o in owners)]
+        found.extend((owned or matching)[:MAX_DEVICE_MATCHES])
+    return list(dict.fromkeys(found))
+
+
+def find_keywords(question: str, exclude: Iterable[str] = ()) -> list[str]:
+    """Short literal terms of the question that carry evidence (no pronouns, no time words)."""
+    excluded = {t for e in exclude for t in tokenize(e)} | _NON_KEYWORD_STEMS
+    keywords: list[str] = []
+    seen: set[str] = set()
+    for word in _WORD.findall(question):
+        tokens = [t for t in tokenize(word) if t not in excluded]
+        if not tokens or word.lower() in NON_KEYWORDS:
+            continue
+        key = tokens[0]
+        if key not in seen:
+            seen.add(key)
+            keywords.append(word.lower().strip("'"))
+    return keywords[:MAX_KEYWORDS]
+
+
+def find_named(question: str, skip: Iterable[str]) -> list[str]:
+    """Capitalised words inside the sentence that are not known names: places, brands."""
+    skipped = {s.lower() for s in skip} | NON_KEYWORDS | {"i"}
+    named: list[str] = []
+    words = _WORD.findall(question)
+    for position, word in enumerate(words):
+        if position == 0 or not word[0].isupper() or word.lower() in skipped:
+            continue
+        if not tokenize(word):
+            continue
+        named.append(word.rstrip("'s") if word.endswith("'s") else word)
+    return list(dict.fromkeys(named))
+
+
+def read_question(
+    question: str,
+    question_time: datetime,
+    requester: str | None,
+    known_people: Iterable[str],
+    known_devices: Iterable[str],
+) -> QuestionReading:
+    """Everything the offline planner needs from the question, in one pass."""
+    lowered = " ".join(question.lower().split())
+    people = find_people(question, known_people, requester)
+    devices = find_devices(question, known_devices, people)
+    timeless = strip_time_expressions(question)
+    named = find_named(timeless, [*people, *devices, *(p.split()[0] for p in people)])
+    keywords = find_keywords(timeless, exclude=[*people, *named])
+    return QuestionReading(
+        resolved=resolve_pronouns(question.strip(), requester),
+        time=resolve_time(question, question_time),
+        people=people,
+        devices=devices,
+        named=named,
+        keywords=keywords,
+        coverage=_coverage(lowered, people, devices),
+        timeline=_timeline(lowered),
+        neighbors=_neighbors(lowered),
+    )
+
+
+def _coverage(text: str, people: list[str], devices: list[str]) -> CoverageDiversification:
+    cue = _COVERAGE_CUE.search(text)
+    if not cue and len(people) < 2:
+        return CoverageDiversification(enabled=False, confidence=0.8)
+    dimensions = []
+    if _USER_DIMENSION.search(text) or len(people) >= 2:
+        dimensions.append("user")
+    if _DEVICE_DIMENSION.search(text) or len(devices) >= 2:
+        dimensions.append("device")
+    confidence = 0.8 if cue else 0.7
+    return CoverageDiversification(
+        enabled=True, dimensions=dimensions or ["user", "device"], confidence=confidence
+    )
+
+
+def _timeline(text: str) -> TimelineMode:
+    if _TIMELINE_CUE.search(text):
+        return TimelineMode(enabled=True, confidence=0.8)
+    return TimelineMode(enabled=False, confidence=0.8)
+
+
+def _neighbors(text: str) -> TemporalNeighbors:
+    if _NEIGHBOUR_CUE.search(text):
+        return TemporalNeighbors(enabled=True, radius=3, confidence=0.75)
+    return TemporalNeighbors(enabled=False, radius=1, confidence=0.8)
+
+
+def clip_query(text: str, limit: int = MAX_QUERY_CHARS) -> str:
+    """A query of at most `limit` characters; long ones lose stopwords first, then tail words."""
+    text = " ".join(text.replace("?", " ").split())
+    if len(text) <= limit:
+        return text
+    words = [w for w in text.split() if tokenize(w) or w[:1].isupper()]
+    clipped = ""
+    for word in words:
+        candidate = f"{clipped} {word}".strip()
+        if len(candidate) > limit:
+            break
+        clipped = candidate
+    return clipped or text[:limit].strip()
+
+
+def _entity_query(entity: str, keywords: list[str]) -> str:
+    """The entity with the question's main terms, minus the words the entity already says."""
+    own = set(tokenize(entity))
+    terms = [k for k in keywords if not set(tokenize(k)) <= own][:4]
+    return " ".join([entity, *terms])
+
+
+def _rewrites(reading: QuestionReading) -> list[str]:
+    """The question, each entity with the main terms, and one facet-specific query (≤ 3)."""
+    terms = " ".join(reading.keywords[:4])
+    first = clip_query(reading.resolved)
+    facet = ""
+    if _CAUSE_CUE.search(reading.resolved.lower()):
+        facet = f"what caused {terms}"
+    elif reading.timeline.enabled:
+        facet = f"{terms} sequence of events before and after"
+    elif reading.coverage.enabled and len(reading.entities) < 2:
+        # With two or more entities the per-entity rewrites already spread the search.
+        facet = f"{terms} observed by each person and device"
+    per_entity = [_entity_query(entity, reading.keywords) for entity in reading.entities]
+    slots = MAX_REWRITES - 1 - (1 if facet else 0)
+    if len(per_entity) > slots > 0:
+        # Too many entities for the slots: the last slot names all of them at once.
+        merged = f"{' '.join(reading.entities)} {terms}"
+        per_entity = [*per_entity[: slots - 1], merged]
+    queries = [first, *per_entity[:slots], *([facet] if facet else [])]
+    if len(queries) < MAX_REWRITES and len(reading.keywords) > 4:
+        queries.append(" ".join(reading.keywords[2:]))
+    clipped = [clip_query(q) for q in queries if q.strip()]
+    return list(dict.fromkeys(q for q in clipped if q))[:MAX_REWRITES]
+
+
+def _seed_quotas(reading: QuestionReading, window: TimeWindow) -> SeedQuotas:
+    """The paper's time-window quota table (only meaningful with a window)."""
+    if not window.enabled:
+        return SeedQuotas()
+    if window_is_full_day(window):
+        broad_day = reading.timeline.enabled or reading.coverage.enabled
+        return SeedQuotas(time_window_quota=15 if broad_day else 12)
+    if reading.timeline.enabled:
+        return SeedQuotas(time_window_quota=25)
+    if reading.coverage.enabled:
+        return SeedQuotas(time_window_quota=20)
+    return SeedQuotas(time_window_quota=15)
+
+
+def plan_from_reading(reading: QuestionReading) -> RoundPlan:
+    """The first-round plan for a question reading."""
+    entities = reading.entities
+    lexical = reading.resolved.replace("?", " ")
+    extra = [e for e in entities if e.lower() not in lexical.lower()]
+    window = reading.time.window
+    return RoundPlan(
+        focus=reading.resolved,
+        semantic_queries=_rewrites(reading),
+        bm25_query=" ".join([lexical.strip(), *extra]).strip(),
+        keywords=reading.keywords,
+        entities=entities,
+        time_window=window,
+        coverage_diversification=reading.coverage,
+        temporal_neighbors=reading.neighbors,
+        timeline_mode=reading.timeline,
+        seed=_seed_quotas(reading, window),
+    )
+
+
+def first_unexecuted(
+    candidates: Iterable[RoundPlan], executed: Iterable[RoundPlan]
+) -> RoundPlan | None:
+    """The first candidate whose signature differs from every executed plan."""
+    seen = {plan.signature() for plan in executed}
+    for plan in candidates:
+        if plan.signature() not in seen:
+            return plan
+    return None
+
+
+def plan_for_terms(base: RoundPlan, terms: list[str], anchors: list[str]) -> RoundPlan:
+    """A plan aimed at specific missing terms, keeping the question's anchors and window."""
+    terms = [t for t in dict.fromkeys(terms) if t.strip()]
+    anchor_text = " ".join(a for a in anchors if a not in terms)
+    focus = " ".join([*terms, anchor_text]).strip() or base.focus
+    rewrites = [clip_query(f"{term} {anchor_text}") for term in terms]
+    return base.model_copy(
+        update={
+            "focus": focus,
+            "semantic_queries": RoundPlan(focus=focus, semantic_queries=rewrites).semantic_queries,
+            "bm25_query": " ".join([*terms, anchor_text]).strip(),
+            "keywords": terms or base.keywords,
+        }
+    )
+
+
+def alternative_plans(base: RoundPlan, missing: list[str] | None = None) -> Iterator[RoundPlan]:
+    """Plans that differ from `base`, most targeted first; the caller skips executed ones.
+
+    Order: the missing terms with the question's anchors; each entity on its own; the
+    same queries with adjacent snippets pulled in; a window widened to its whole day;
+    no window at all (evidence may sit outside the parsed span); the keywords alone.
+    """
+    anchors = [*base.entities]
+    if missing:
+        yield plan_for_terms(base, missing, anchors)
+    for entity in base.entities:
+        others = [k for k in base.keywords if k.lower() not in entity.lower()]
+        yield plan_for_terms(base, [entity, *others[:3]], [])
+    if not base.temporal_neighbors.enabled:
+        yield base.model_copy(
+            update={"temporal_neighbors": TemporalNeighbors(enabled=True, radius=3, confidence=0.7)}
+        )
+    window = base.time_window
+    if window.enabled and not window_is_full_day(window):
+        whole = window.model_copy(update={"start_time": WHOLE_DAY[0], "end_time": WHOLE_DAY[1]})
+        yield base.model_copy(update={"time_window": whole, "seed": SeedQuotas(time_window_quota=15)})
+    if window.enabled:
+        yield base.model_copy(
+            update={"time_window": TimeWindow(enabled=False, confidence=0.0), "seed": SeedQuotas()}
+        )
+    if base.keywords:
+        words = " ".join([*base.entities, *base.keywords])
+        yield base.model_copy(
+            update={"focus": words, "semantic_queries": [clip_query(words)], "bm25_query": words}
+        )
+
+
+class OfflineRoundPlanner(dspy.Module):
+    """Deterministic twin of `RoundPlanner`: `forward(**planner_inputs) -> Prediction(plan)`."""
+
+    def forward(
+        self,
+        question: str,
+        question_time: str,
+        calendar: str = "",
+        requester: str = "",
+        known_people: list[str] | None = None,
+        known_devices: list[str] | None = None,
+        previous_plans: list[RoundPlan] | None = None,
+        searched_queries: list[str] | None = None,
+        **_: Any,
+    ) -> dspy.Prediction:
+        reading = read_question(
+            question,
+            datetime.fromisoformat(question_time),
+            requester or None,
+            known_people or [],
+            known_devices or [],
+        )
+        plan = plan_from_reading(reading)
+        previous = list(previous_plans or [])
+        if previous:
+            candidates = [plan, *alternative_plans(plan)]
+            plan = first_unexecuted(candidates, previous) or plan
+        return dspy.Prediction(plan=plan)

@@ -1,0 +1,103 @@
+"""The answer graph: retrieval subgraph + reader, with an injected fake reader."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import dspy
+import numpy as np
+import pytest
+
+from graphs.answer import NO_LLM_NOTE, AnswerContext, builder, graph
+from memfuse.settings import MemFuseSettings
+from memory.models import Event
+from memory.store import MemoryStore
+from memory.text import tokenize
+
+ASKED = "2026-05-13T15:00:00"
+
+
+class TinyEmbedder:
+    """Hashed bag of tokens (fast, deterministic)."""
+
+    model_id = "test:tiny-hash-64"
+    dim = 64
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in tokenize(text) or [text]:
+                digest = hashlib.sha256(token.encode()).digest()
+                out[row, int.from_bytes(digest[:4], "little") % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+@pytest.fixture(autouse=True)
+def _reset_dspy() -> Iterator[None]:
+    with dspy.context(lm=None, adapter=None):
+        yield
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    opened = MemoryStore.open(tmp_path / "store", embedder=TinyEmbedder())
+    texts = ["Sleep score 82, 7h10m asleep", "Emma made coffee", "Lily arrived home from school",
+             "Fridge ordered milk", "David left home for work", "Sleep score 64, restless night"]
+    devices = ["watch_david", "phone_emma", "doorbell_cam", "kitchen_fridge", "phone_david",
+               "watch_emma"]
+    people = [("David",), ("Emma",), ("Lily",), (), ("David",), ("Emma",)]
+    opened.add_events([
+        Event(event_id=f"e{i}", timestamp=datetime(2026, 5, 12, 6 + 2 * i, 0), device=devices[i],
+              modality="health", location="home", description=texts[i], characters=people[i])
+        for i in range(6)
+    ])
+    yield opened
+    opened.close()
+
+
+OFFLINE = MemFuseSettings(llm_model=None, _env_file=None)
+
+
+def test_reader_gets_the_retrieved_context_and_its_answer_is_returned(store: MemoryStore) -> None:
+    calls: list[dict[str, Any]] = []
+
+    def fake_reader(lines: list[str], **kwargs: Any) -> str:
+        calls.append({"lines": lines, **kwargs})
+        return "You slept 7h10m (score 82)."
+
+    context = AnswerContext(store=store, policy="offline", k=4, reader=fake_reader,
+                            settings=OFFLINE)
+    output = graph.invoke({"question": "How did I sleep on Tuesday?", "question_time": ASKED,
+                           "requester": "David"}, context=context)
+    assert output["answer"] == "You slept 7h10m (score 82)."
+    assert output["note"] == ""
+    assert output["round"] == 2
+    assert len(calls) == 1
+    call = calls[0]
+    assert call["lines"] == [entry.text for entry in output["context"]]
+    assert any("Sleep score 82" in line for line in call["lines"])
+    assert call["question"] == "How did I sleep on Tuesday?"
+    assert call["questioner"] == "David"
+    assert call["question_time"] == datetime(2026, 5, 13, 15, 0)
+    assert call["settings"] is OFFLINE
+    assert call["full_context"] is False
+
+
+def test_without_an_llm_the_evidence_comes_back_with_a_note(store: MemoryStore) -> None:
+    context = AnswerContext(store=store, k=3, settings=OFFLINE)
+    output = builder.compile().invoke(
+        {"question": "Who arrived home from school?", "question_time": ASKED}, context=context)
+    assert output["answer"] is None
+    assert output["note"] == NO_LLM_NOTE
+    assert output["event_ids"][0] == "e2"
+    assert len(output["context"]) == 3
+    assert {j.source for j in output["judgements"]} == {"offline"}
+
+
+def test_graph_name() -> None:
+    assert graph.name == "answer"

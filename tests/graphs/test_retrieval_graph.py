@@ -1,0 +1,358 @@
+"""The retrieval controller graph, driven end to end on a real MemoryStore.
+
+Decisions are scripted with DSPy's DummyLM (LLM policy) or run by the offline twins;
+the store is a real MemoryStore under tmp_path with a tiny hashed bag-of-words
+embedder, so search, context assembly and the loop are all the real code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import dspy
+import numpy as np
+import pytest
+from dspy.utils.dummies import DummyLM
+
+from graphs.retrieval import (
+    ABLATIONS,
+    MEMFUSE,
+    ControllerOptions,
+    retrieve,
+)
+from graphs.retrieval import nodes as retrieval_nodes
+from graphs.retrieval.context import RetrievalContext
+from graphs.retrieval.graph import builder, graph
+from graphs.retrieval.nodes import final_selection
+from graphs.retrieval.state import keep_best, keep_first
+from memfuse.settings import MemFuseSettings
+from memory.errors import ConfigurationError, UnknownRecipeError
+from memory.models import Event
+from memory.records import Candidate, ExpansionTrace
+from memory.search.plan import RoundPlan
+from memory.store import MemoryStore
+from memory.text import tokenize
+
+ASKED = "2026-05-13T15:00:00"  # a Wednesday afternoon
+
+
+class TinyEmbedder:
+    """Hashed bag of tokens: texts sharing words are close; fast and deterministic."""
+
+    model_id = "test:tiny-hash-64"
+    dim = 64
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in tokenize(text) or [text]:
+                digest = hashlib.sha256(token.encode()).digest()
+                out[row, int.from_bytes(digest[:4], "little") % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+HOUSEHOLD = [
+    ("e01", "2026-05-11 07:00", "watch_david", "health", "Sleep score 71, 6h40m asleep", ["David"]),
+    ("e02", "2026-05-11 08:10", "phone_emma", "app_usage", "Emma ordered groceries in the app",
+     ["Emma"]),
+    ("e03", "2026-05-11 12:30", "kitchen_fridge", "environment", "Fridge door opened, milk low", []),
+    ("e04", "2026-05-11 18:40", "doorbell_cam", "vision", "Courier left a parcel at the door", []),
+    ("e05", "2026-05-11 19:30", "living_room_speaker", "dialogue",
+     "David and Emma discussed the weekend trip", ["David", "Emma"]),
+    ("e06", "2026-05-12 06:50", "watch_david", "health", "Sleep score 82, 7h10m asleep", ["David"]),
+    ("e07", "2026-05-12 07:05", "watch_emma", "health", "Sleep score 64, restless night", ["Emma"]),
+    ("e08", "2026-05-12 07:30", "kitchen_fridge", "environment", "Milk carton taken out", []),
+    ("e09", "2026-05-12 08:15", "phone_david", "location", "David left home for work", ["David"]),
+    ("e10", "2026-05-12 09:00", "watch_emma", "motion", "Emma walked 2300 steps to the bakery",
+     ["Emma"]),
+    ("e11", "2026-05-12 13:10", "doorbell_cam", "vision", "Lily arrived home from school",
+     ["Lily"]),
+    ("e12", "2026-05-12 15:00", "living_room_speaker", "audio", "Lily practised piano", ["Lily"]),
+    ("e13", "2026-05-12 18:30", "kitchen_fridge", "environment", "Fridge temperature rose to 7C",
+     []),
+    ("e14", "2026-05-12 19:00", "living_room_speaker", "dialogue",
+     "Emma asked the speaker for a lasagna recipe", ["Emma"]),
+    ("e15", "2026-05-12 20:15", "watch_david", "health", "Heart rate peaked at 128 on a run",
+     ["David"]),
+    ("e16", "2026-05-12 21:40", "phone_emma", "app_usage", "Emma watched a cooking show",
+     ["Emma"]),
+    ("e17", "2026-05-12 23:10", "watch_david", "health", "David fell asleep", ["David"]),
+    ("e18", "2026-05-13 06:45", "watch_david", "health", "Sleep score 77, 6h55m asleep",
+     ["David"]),
+    ("e19", "2026-05-13 07:20", "doorbell_cam", "vision", "Emma left for the gym", ["Emma"]),
+    ("e20", "2026-05-13 10:00", "kitchen_fridge", "environment", "Fridge ordered milk", []),
+    ("e21", "2026-05-11 22:00", "watch_emma", "health", "Emma fell asleep reading", ["Emma"]),
+    ("e22", "2026-05-13 12:00", "phone_david", "app_usage", "David booked a dentist visit",
+     ["David"]),
+]
+
+
+@pytest.fixture(autouse=True)
+def _reset_dspy() -> Iterator[None]:
+    with dspy.context(lm=None, adapter=None):
+        yield
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    opened = MemoryStore.open(tmp_path / "store", embedder=TinyEmbedder())
+    opened.add_events([
+        Event(event_id=i, timestamp=ts, device=device, modality=modality, location="home",
+              description=text, characters=tuple(people))
+        for i, ts, device, modality, text, people in HOUSEHOLD
+    ])
+    yield opened
+    opened.close()
+
+
+def plan_json(focus: str, **extra: Any) -> str:
+    return RoundPlan(focus=focus, bm25_query=focus, **extra).model_dump_json()
+
+
+def judgement(sufficient: bool, selected: list[str], next_plan: str | None = None) -> dict:
+    return {
+        "coverage": json.dumps([{"facet": "sleep", "covered": sufficient,
+                                 "evidence_ids": selected[:1]}]),
+        "sufficient": json.dumps(sufficient),
+        "missing_facets": json.dumps([] if sufficient else ["sleep score"]),
+        "selected_ids": json.dumps(selected),
+        "next_plan": next_plan or "null",
+    }
+
+
+def llm_options(lm: DummyLM, **changes: Any) -> ControllerOptions:
+    return ControllerOptions(policy="llm", lm=lm, **changes)
+
+
+def signatures_of(plans: list[RoundPlan]) -> list[str]:
+    return [p.signature() for p in plans]
+
+
+# --- the loop ----------------------------------------------------------------------
+
+
+def test_cannot_stop_at_round_one_even_when_judged_sufficient(store: MemoryStore) -> None:
+    lm = DummyLM([
+        {"plan": plan_json("David sleep score Tuesday")},
+        judgement(True, ["e06"]),
+        judgement(True, ["e06"]),
+    ])
+    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
+                      requester="David", k=5, options=llm_options(lm))
+    assert result.rounds == 2
+    assert [j.sufficient for j in result.judgements] == [False, True]
+    assert [j.source for j in result.judgements] == ["llm", "llm"]
+    assert any("before the minimum of 2 rounds" in n for n in result.notes)
+    assert len(set(signatures_of(result.plans))) == 2
+    assert result.stop_reason == "judged sufficient after round 2"
+    assert result.event_ids[0] == "e06"
+
+
+def test_stops_at_the_maximum_when_never_sufficient(store: MemoryStore) -> None:
+    plans = [plan_json(f"query variant {n}") for n in range(2, 6)]
+    lm = DummyLM([
+        {"plan": plan_json("David zeppelin ride")},
+        *(judgement(False, ["e09"], plan) for plan in plans),
+        judgement(False, ["e09"]),
+    ])
+    result = retrieve(store, "Did David ride a zeppelin?", question_time=ASKED, k=5,
+                      options=llm_options(lm))
+    assert result.rounds == 5
+    assert len(result.judgements) == 5
+    assert result.judgements[-1].next_plan is None
+    assert result.stop_reason == "reached the maximum of 5 rounds"
+    assert [p.focus for p in result.plans] == [
+        "David zeppelin ride", *(f"query variant {n}" for n in range(2, 6))]
+
+
+def test_offline_policy_also_stops_at_five_with_distinct_plans(store: MemoryStore) -> None:
+    result = retrieve(store, "Did David ride a zeppelin on Tuesday?", question_time=ASKED,
+                      k=5, options=ControllerOptions(policy="offline"))
+    assert result.rounds == 5
+    assert all(not j.sufficient for j in result.judgements)
+    assert all("keyword: zeppelin" in j.missing_facets for j in result.judgements)
+    assert len(set(signatures_of(result.plans))) == 5
+
+
+def test_offline_policy_stops_once_sufficient_after_the_minimum(store: MemoryStore) -> None:
+    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
+                      requester="David", k=5, options=ControllerOptions(policy="offline"))
+    assert result.rounds == 2
+    assert [j.sufficient for j in result.judgements] == [False, True]
+    first = result.plans[0]
+    assert first.entities == ["David"]
+    assert first.time_window.bounds() == (datetime(2026, 5, 12), datetime(2026, 5, 12, 11, 59, 59))
+    assert result.event_ids[0] == "e06"  # the one event showing David, sleep and the window
+
+
+def test_a_repeated_plan_is_refused(store: MemoryStore) -> None:
+    first = plan_json("David sleep score Tuesday")
+    lm = DummyLM([
+        {"plan": first},
+        judgement(False, ["e06"], first),  # proposes the executed plan …
+        judgement(False, ["e06"], first),  # … and again
+        judgement(True, ["e06"]),
+    ])
+    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
+                      requester="David", k=5, options=llm_options(lm))
+    assert result.rounds == 3
+    assert len(set(signatures_of(result.plans))) == 3
+    replaced = [n for n in result.notes if "proposed an executed plan" in n]
+    assert len(replaced) == 2
+
+
+def test_back_fill_fills_the_context_to_k(store: MemoryStore) -> None:
+    lm = DummyLM([
+        {"plan": plan_json("sleep score")},
+        judgement(False, ["e18", "e06"], plan_json("fridge milk")),
+        judgement(True, ["e18", "e06"]),
+    ])
+    result = retrieve(store, "How did I sleep?", question_time=ASKED, requester="David", k=8,
+                      options=llm_options(lm))
+    assert len(result.context) == 8
+    assert len(result.event_ids) == 8
+    assert result.event_ids[:2] == ["e18", "e06"]
+    pinned = [e for e in result.context if e.node_id in {"e18", "e06"}]
+    assert all(e.provenance for e in pinned)
+    stamps = [e.timestamp for e in result.context]
+    assert stamps == sorted(stamps)
+    # both rounds' results are in the pool the back-fill drew from
+    assert {"e03", "e08", "e20"} & set(result.event_ids)
+
+
+def test_malformed_llm_output_falls_back_to_the_offline_twin(store: MemoryStore) -> None:
+    lm = DummyLM([
+        {"plan": plan_json("David sleep score Tuesday")},
+        {"sufficient": "not json at all"},  # chat adapter fails …
+        {"sufficient": "still not json"},  # … and so does the JSON adapter retry
+        judgement(True, ["e06"]),
+    ])
+    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
+                      requester="David", k=5, options=llm_options(lm))
+    assert [j.source for j in result.judgements] == ["offline", "llm"]
+    assert any("round 1 judge: LLM output unusable" in n for n in result.notes)
+    assert result.rounds == 2
+
+
+# --- ablations ---------------------------------------------------------------------
+
+
+def test_without_the_controller_one_round_and_no_judge(store: MemoryStore) -> None:
+    result = retrieve(store, "What did Emma do on Tuesday?", question_time=ASKED, k=6,
+                      options=ControllerOptions(use_controller=False, policy="offline"))
+    assert result.rounds == 1
+    assert result.judgements == []
+    assert result.stop_reason == "one search round (controller off)"
+    # the confident Tuesday window constrains the single search
+    assert all(e.timestamp.date().isoformat() == "2026-05-12" for e in result.context)
+
+
+def test_without_constraints_the_window_is_ignored(store: MemoryStore) -> None:
+    options = ControllerOptions(use_controller=False, use_constraints=False, policy="offline")
+    result = retrieve(store, "What did Emma do on Tuesday?", question_time=ASKED, k=6,
+                      options=options)
+    assert result.plans[0].time_window.enabled  # the plan still has it …
+    days = {e.timestamp.date().isoformat() for e in result.context}
+    assert days - {"2026-05-12"}  # … but the search did not honour it
+
+
+def test_named_ablations() -> None:
+    assert set(ABLATIONS) == {"memfuse", "memfuse_no_ar", "memfuse_no_rc", "memfuse_no_graph",
+                              "memfuse_no_fusion"}
+    assert ABLATIONS["memfuse_no_ar"].use_controller is False
+    assert ABLATIONS["memfuse_no_rc"].use_constraints is False
+    assert ABLATIONS["memfuse_no_graph"].recipe == "memfuse_no_graph"
+    assert ABLATIONS["memfuse_no_fusion"].recipe == "memfuse_no_fusion"
+    assert MEMFUSE.recipe == "memfuse" and MEMFUSE.use_controller and MEMFUSE.use_constraints
+
+
+# --- the compiled graph, its context and its pure parts --------------------------------
+
+
+def test_compiled_graph_opens_the_store_from_the_context_once(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    opened: list[tuple[str, str]] = []
+
+    def fake_open(data_dir: str, namespace: str = "default", **_: Any) -> MemoryStore:
+        opened.append((str(data_dir), namespace))
+        return store
+
+    monkeypatch.setattr(MemoryStore, "open", staticmethod(fake_open))
+    monkeypatch.setattr(retrieval_nodes, "_OPEN_STORES", {})
+    context = {"data_dir": str(tmp_path / "elsewhere"), "namespace": "household",
+               "policy": "offline", "k": 4}
+    fresh = builder.compile()
+    for _ in range(2):
+        output = fresh.invoke({"question": "Who arrived home from school?",
+                               "question_time": ASKED}, context=context)
+        assert output["event_ids"][0] == "e11"
+        assert len(output["context"]) == 4
+    assert opened == [(str(tmp_path / "elsewhere"), "household")]
+    assert graph.name == "retrieval"
+
+
+def test_llm_policy_without_an_llm_is_a_configuration_error(store: MemoryStore) -> None:
+    settings = MemFuseSettings(llm_model=None, _env_file=None)
+    options = ControllerOptions(policy="llm", settings=settings)
+    with pytest.raises(ConfigurationError, match="needs an LLM"):
+        retrieve(store, "How did I sleep?", question_time=ASKED, options=options)
+
+
+def test_auto_policy_without_an_llm_runs_offline(store: MemoryStore) -> None:
+    settings = MemFuseSettings(llm_model=None, _env_file=None)
+    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
+                      requester="David", k=5, options=ControllerOptions(settings=settings))
+    assert {j.source for j in result.judgements} == {"offline"}
+
+
+def test_context_validates_its_knobs() -> None:
+    with pytest.raises(ConfigurationError, match="max_rounds"):
+        RetrievalContext(min_rounds=3, max_rounds=2)
+    with pytest.raises(UnknownRecipeError):
+        RetrievalContext(recipe="nope")
+    with pytest.raises(ConfigurationError, match="k must be"):
+        RetrievalContext(k=0)
+
+
+def candidate(node_id: str, score: float) -> Candidate:
+    return Candidate(node_id=node_id, kind="event", score=score,
+                     trace=ExpansionTrace(seed_id=node_id))
+
+
+def test_final_selection_pins_the_judged_ids_then_back_fills() -> None:
+    pool = {c.node_id: c for c in [candidate("a", 0.9), candidate("b", 0.5),
+                                   candidate("c", 0.7), candidate("d", 0.1)]}
+    found = {"c": (1, 0), "b": (1, 1), "a": (2, 0), "d": (2, 1)}
+    # history: round 1's ranking (c, b) before what round 2 added (a)
+    assert final_selection(["d", "ghost"], pool, 3, found, "history") == ["d", "c", "b"]
+    assert final_selection(["d", "ghost"], pool, 3, found, "score") == ["d", "a", "c"]
+    assert final_selection([], pool, 10, found) == ["c", "b", "a", "d"]
+    assert final_selection([], pool, 10, None, "score") == ["a", "c", "b", "d"]
+
+
+def test_pool_remembers_where_each_candidate_was_first_found() -> None:
+    assert keep_first({"a": (1, 3)}, {"a": (2, 0), "b": (2, 1)}) == {"a": (1, 3), "b": (2, 1)}
+
+
+def test_pool_keeps_each_ids_best_score_and_trace() -> None:
+    merged = keep_best({"a": candidate("a", 0.4), "b": candidate("b", 0.9)},
+                       {"a": candidate("a", 0.8), "b": candidate("b", 0.1)})
+    assert {k: v.score for k, v in merged.items()} == {"a": 0.8, "b": 0.9}
+
+
+def test_a_saved_program_is_loaded_from_the_programs_dir(tmp_path: Path) -> None:
+    saved = retrieval_nodes.llm_module("plan")
+    demo = dspy.Example(question="q?", plan=RoundPlan(focus="q")).with_inputs("question")
+    trained = saved.deepcopy()
+    trained.plan_round.demos = [demo]
+    trained.save(str(tmp_path / retrieval_nodes.PROGRAM_FILES["plan"]))
+    loaded = retrieval_nodes.llm_module("plan", str(tmp_path))
+    assert len(loaded.plan_round.demos) == 1
+    assert retrieval_nodes.llm_module("plan").plan_round.demos == []

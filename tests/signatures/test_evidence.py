@@ -1,0 +1,160 @@
+"""The offline evidence judge (facets, coverage, shortlist, next plan) and the LLM judge's shape."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, time
+
+import dspy
+import pytest
+from dspy.utils.dummies import DummyLM
+
+from memory.models import NodeKind
+from memory.search.plan import RoundPlan, TimeWindow
+from signatures.evidence import EvidenceItem, EvidenceJudge, FacetCoverage, judge_inputs
+from signatures.evidence_offline import OfflineEvidenceJudge, question_facets
+
+WED = datetime(2026, 5, 13, 15, 0)
+TUESDAY_MORNING = TimeWindow(enabled=True, date=date(2026, 5, 12), start_time=time(0, 0),
+                             end_time=time(11, 59, 59), confidence=0.85)
+QUESTION_PLAN = RoundPlan(
+    focus="How did David sleep on Tuesday?",
+    semantic_queries=["How did David sleep on Tuesday", "David sleep score"],
+    keywords=["sleep", "score", "watch"],
+    entities=["David", "watch_david"],
+    time_window=TUESDAY_MORNING,
+)
+
+SLEEP = EvidenceItem(node_id="e1", timestamp=datetime(2026, 5, 12, 7, 0), device="watch_david",
+                     location="bedroom", text="Sleep score 82, 7h10m asleep",
+                     characters=["David"], score=0.9)
+COFFEE = EvidenceItem(node_id="e2", timestamp=datetime(2026, 5, 12, 8, 0), device="phone_emma",
+                      location="kitchen", text="Emma made coffee", characters=["Emma"], score=0.5)
+RUN = EvidenceItem(node_id="e3", timestamp=datetime(2026, 5, 11, 18, 0), device="phone_david",
+                   location="park", text="David went for a run", score=0.7)
+
+
+@pytest.fixture(autouse=True)
+def _reset_dspy():
+    with dspy.context(lm=None):
+        yield
+
+
+def judge(evidence, round_number=1, history=(QUESTION_PLAN,), final=False, top_k=20):
+    inputs = judge_inputs("How did I sleep on Tuesday?", WED, history[-1], ["q"], list(history),
+                          round_number, 2, final, top_k, evidence)
+    return OfflineEvidenceJudge()(**inputs)
+
+
+def test_facets_are_entities_keywords_outside_entities_and_a_confident_window() -> None:
+    labels = [f.label for f in question_facets(QUESTION_PLAN)]
+    assert labels == ["entity: David", "entity: watch_david", "keyword: sleep", "keyword: score",
+                      "time: 2026-05-12 00:00 to 2026-05-12 11:59"]
+    unsure = QUESTION_PLAN.model_copy(
+        update={"time_window": TUESDAY_MORNING.model_copy(update={"confidence": 0.5})})
+    assert [f.kind for f in question_facets(unsure)] == ["entity", "entity", "keyword", "keyword"]
+
+
+def test_full_coverage_before_the_minimum_round_is_not_sufficient() -> None:
+    result = judge([SLEEP, COFFEE, RUN], round_number=1)
+    coverage = {c.facet: c.evidence_ids for c in result.coverage}
+    assert coverage == {
+        "entity: David": ["e1", "e3"],
+        "entity: watch_david": ["e1"],
+        "keyword: sleep": ["e1"],
+        "keyword: score": ["e1"],
+        "time: 2026-05-12 00:00 to 2026-05-12 11:59": ["e1", "e2"],
+    }
+    assert all(c.covered for c in result.coverage)
+    assert result.missing_facets == []
+    assert result.sufficient is False
+    # a verification plan, unlike the executed one
+    assert result.next_plan is not None
+    assert result.next_plan.signature() != QUESTION_PLAN.signature()
+    # e1 alone shows all five facets: the greedy cover needs nothing else
+    assert result.selected_ids == ["e1"]
+
+
+def test_full_coverage_from_the_minimum_round_is_sufficient() -> None:
+    result = judge([SLEEP, COFFEE, RUN], round_number=2, history=(QUESTION_PLAN, QUESTION_PLAN))
+    assert result.sufficient is True
+    assert result.next_plan is None
+
+
+def test_next_plan_targets_the_missing_facets_and_keeps_the_anchors() -> None:
+    result = judge([COFFEE, RUN], round_number=2)
+    assert result.missing_facets == ["entity: watch_david", "keyword: sleep", "keyword: score"]
+    assert result.sufficient is False
+    plan = result.next_plan
+    assert plan.focus == "watch_david sleep score David"
+    assert plan.semantic_queries == ["watch_david David", "sleep David", "score David"]
+    assert plan.keywords == ["watch_david", "sleep", "score"]
+    assert plan.time_window == TUESDAY_MORNING
+    assert plan.entities == QUESTION_PLAN.entities
+    assert result.selected_ids == ["e3", "e2"]  # one facet each (David; the window), by score
+
+
+def test_shortlist_is_a_greedy_cover_of_the_facets() -> None:
+    both = SLEEP.model_copy(update={"node_id": "a", "timestamp": datetime(2026, 5, 10, 7, 0),
+                                    "device": "phone_david", "text": "Poor sleep",
+                                    "score": 0.5})  # David, sleep
+    david = RUN.model_copy(update={"node_id": "b", "score": 0.9})  # David only
+    morning = COFFEE.model_copy(update={"node_id": "c", "text": "Emma had a sleep in",
+                                        "score": 0.4})  # sleep, time
+    result = judge([both, david, morning])
+    # a and c both show two new facets (a wins on score); then only the window is left: c
+    assert result.selected_ids == ["a", "c"]
+    assert result.missing_facets == ["entity: watch_david", "keyword: score"]
+
+
+def test_next_plan_skips_every_executed_plan() -> None:
+    first = judge([COFFEE, RUN], round_number=2).next_plan
+    second = judge([COFFEE, RUN], round_number=3, history=(QUESTION_PLAN, first)).next_plan
+    assert second is not None
+    assert second.signature() not in {QUESTION_PLAN.signature(), first.signature()}
+
+
+def test_final_round_gives_no_next_plan_even_when_incomplete() -> None:
+    result = judge([COFFEE], round_number=5, final=True)
+    assert result.sufficient is False
+    assert result.next_plan is None
+    assert "keyword: sleep" in result.missing_facets
+
+
+def test_no_evidence_is_never_sufficient() -> None:
+    plan = RoundPlan(focus="anything at all")
+    inputs = judge_inputs("anything at all", WED, plan, [], [plan], 3, 2, False, 20, [])
+    result = OfflineEvidenceJudge()(**inputs)
+    assert result.sufficient is False and result.selected_ids == []
+
+
+def test_fused_items_count_by_their_span() -> None:
+    fused = EvidenceItem(node_id="fused_1", kind=NodeKind.FUSED,
+                         timestamp=datetime(2026, 5, 11, 22, 0), end=datetime(2026, 5, 12, 1, 0),
+                         device="watch_david", text="Night of restless sleep", score=0.4)
+    coverage = {c.facet: c.evidence_ids for c in judge([fused]).coverage}
+    assert coverage["time: 2026-05-12 00:00 to 2026-05-12 11:59"] == ["fused_1"]
+    assert "fused summary: Night of restless sleep" in fused.line()
+
+
+def test_llm_judge_parses_typed_outputs_and_drops_unknown_ids() -> None:
+    answer = {
+        "coverage": json.dumps([{"facet": "sleep score", "covered": True, "evidence_ids": ["e1"]}]),
+        "sufficient": "true",
+        "missing_facets": "[]",
+        "selected_ids": json.dumps(["e1", "made_up", "e3"]),
+        "next_plan": "null",
+    }
+    lm = DummyLM([answer])
+    inputs = judge_inputs("How did I sleep on Tuesday?", WED, QUESTION_PLAN, ["q"],
+                          [QUESTION_PLAN], 2, 2, False, 20, [SLEEP, COFFEE, RUN])
+    with dspy.context(lm=lm):
+        result = EvidenceJudge()(**inputs)
+    assert result.coverage == [FacetCoverage(facet="sleep score", covered=True,
+                                             evidence_ids=["e1"])]
+    assert result.sufficient is True
+    assert result.selected_ids == ["e1", "e3"]
+    assert result.next_plan is None
+    prompt = lm.history[-1]["messages"]
+    assert "[e1] [2026-05-12 07:00:00] [watch_david] [bedroom] Sleep score 82" in prompt[-1][
+        "content"]
