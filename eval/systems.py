@@ -180,11 +180,50 @@ class LongContextSystem:
         )
 
 
+@dataclass
+class ControllerSystem:
+    """MemFuse's read path: the multi-round retrieval controller (or one of its ablations)
+    over a store built by the fusion agent."""
+
+    options: Any  # graphs.retrieval.run.ControllerOptions
+    ingest_mode: str = "fused"
+
+    @property
+    def name(self) -> str:
+        return str(self.options.name)
+
+    def retrieve(self, store: Any, question: BenchQuestion, k: int) -> RetrievalOutcome:
+        from graphs.retrieval.run import retrieve
+
+        result = retrieve(
+            store, question.question, question_time=question.time, requester=question.user,
+            k=k, options=self.options,
+        )
+        return RetrievalOutcome(
+            event_ids=result.event_ids[:k], context=result.context,
+            elapsed_ms=result.elapsed_ms, rounds=max(1, result.rounds),
+        )
+
+
+def _controller(name: str) -> Callable[[], BenchSystem]:
+    def build() -> BenchSystem:
+        from graphs.retrieval.run import ABLATIONS
+
+        return ControllerSystem(ABLATIONS[name])
+
+    return build
+
+
 SYSTEMS: dict[str, Callable[[], BenchSystem]] = {
     "naive_rag": lambda: RecipeSystem("naive_rag", NAIVE_RAG, "plain"),
     "bm25": lambda: RecipeSystem("bm25", BM25_ONLY, "plain"),
     "hybrid": lambda: RecipeSystem("hybrid", HYBRID_RRF, "plain"),
-    "memfuse": lambda: RecipeSystem("memfuse", MEMFUSE_DEFAULT, "fused"),
+    "memfuse": _controller("memfuse"),
+    "memfuse_no_ar": _controller("memfuse_no_ar"),
+    "memfuse_no_rc": _controller("memfuse_no_rc"),
+    "memfuse_no_graph": _controller("memfuse_no_graph"),
+    "memfuse_no_fusion": _controller("memfuse_no_fusion"),
+    "memfuse_single_search": lambda: RecipeSystem("memfuse_single_search", MEMFUSE_DEFAULT, "fused"),
     "long_context": LongContextSystem,
 }
 

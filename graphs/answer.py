@@ -106,3 +106,27 @@ builder.add_edge("retrieve", "read")
 builder.add_edge("read", END)
 
 graph = builder.compile(name="answer")
+
+
+def answer_question(
+    store: Any,
+    question: str,
+    *,
+    question_time: Any,
+    requester: str | None = None,
+    k: int = 20,
+    settings: Any = None,
+    reader: Reader | None = None,
+) -> dict[str, Any]:
+    """Run the compiled answer graph on an open store; the public API and CLI call this."""
+    output = graph.invoke(
+        {"question": question, "question_time": question_time, "requester": requester, "k": k},
+        context=AnswerContext(store=store, k=k, settings=settings, reader=reader),
+    )
+    return {
+        "question": question,
+        "answer": output.get("answer"),
+        "note": output.get("note") or None,
+        "context": output.get("context", []),
+        "rounds": output.get("round", 0),
+    }

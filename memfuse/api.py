@@ -147,10 +147,12 @@ class MemFuse:
             raise MemFuseError(f"unknown system {system!r} (expected one of: {', '.join(SEARCH_SYSTEMS)})")
         when = time or datetime.now().replace(microsecond=0)
         if system == "memfuse":
+            from dataclasses import replace
+
             from graphs.retrieval.run import MEMFUSE, retrieve
 
-            result = retrieve(self.store, query, question_time=when, requester=user, k=k, options=MEMFUSE,
-                              settings=self.settings)
+            options = replace(MEMFUSE, settings=self.settings)
+            result = retrieve(self.store, query, question_time=when, requester=user, k=k, options=options)
             return result.context, result.rounds
         from memory.retrieval import assemble_context, search
 
