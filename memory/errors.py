@@ -105,3 +105,14 @@ class PlanConflictError(MemFuseError):
     def __init__(self, plan_id: str):
         self.plan_id = plan_id
         super().__init__(f"plan {plan_id!r} is already in the plan log; refusing to log it twice")
+
+
+class ProgramVersionError(ConfigurationError):
+    """A compiled program was saved for another version of its decision's signature."""
+
+    def __init__(self, path: str, saved: str, expected: str):
+        self.path, self.saved, self.expected = path, saved, expected
+        super().__init__(
+            f"program {path!r} was compiled for signature {saved}, but this MemFuse has "
+            f"{expected}; re-run `memfuse optimize` for it"
+        )

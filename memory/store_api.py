@@ -8,7 +8,7 @@ All vectors are L2-normalised float32 numpy arrays, so cosine = dot product.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Iterable, Literal, Protocol, Sequence
+from typing import Any, Iterable, Literal, Protocol, Sequence
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -94,3 +94,16 @@ class MemoryStoreAPI(Protocol):
     def known_people(self) -> set[str]: ...
     def known_devices(self) -> set[str]: ...
     def stats(self) -> StoreStats: ...
+
+    # --- plan log (the fusion commit's write-ahead log) ---
+    def log_plan(self, plan_id: str, event_id: str | None, payload: dict[str, Any]) -> bool:
+        """Record a plan as `pending` before it is applied; False if plan_id is already logged."""
+
+    def mark_plan(self, plan_id: str, status: str, reason: str | None = None) -> None:
+        """Set a logged plan's status: `done` or `rejected` (with the reason)."""
+
+    def pending_plans(self) -> list[tuple[str, dict[str, Any]]]:
+        """(plan_id, payload) of every plan still pending, in log order (replayed on open)."""
+
+    def plan_counts(self) -> dict[str, int]:
+        """Plans by status: pending, done, rejected."""

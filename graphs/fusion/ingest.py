@@ -1,0 +1,168 @@
+"""Drive the fusion graph over a batch of events, in time order.
+
+Events are stored and embedded a chunk at a time (one batched embedding call per chunk
+instead of one per event); the graph's store node then finds each event already stored, and
+candidate retrieval only ever sees events that sort before the current one, so the result
+is the same as feeding the events one by one. One compiled graph and one run context serve
+the whole batch, and the accumulation window is carried from event to event.
+
+Single-text inference (each new or changed fused summary is embedded on its own) runs on one
+torch thread while the graph loop runs: on a small, busy machine a two-thread OpenMP pool
+spins against other processes and one short text took ~190 ms instead of ~35 ms (measured
+on the 2-core development box). Batch embedding of each chunk keeps the configured threads.
+
+Re-ingesting: events the store already held (identical content) are skipped by default —
+they were fused when first ingested. An ingest interrupted mid-chunk leaves at most one
+chunk stored but not fused; `skip_unchanged=False` fuses such events again (the validator
+rejects whatever would duplicate a membership or an edge, so nothing is written twice).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from graphs.fusion.context import FusionContext
+from graphs.fusion.graph import graph
+from memory.fusion.commit import replay_pending
+from memory.models import Event, parse_events
+from memory.store_api import MemoryStoreAPI
+
+
+class IngestReport(BaseModel):
+    """What one ingest did and how fast."""
+
+    events: int = Field(description="Events processed by the fusion graph.")
+    added: int = Field(description="Events new to the store (the rest were already stored).")
+    seconds: float = Field(description="Wall time, embedding included.")
+    embed_seconds: float = Field(description="Time spent storing and embedding the batch up front.")
+    events_per_s: float = Field(description="events / seconds.")
+    accepted: int = Field(default=0, description="Plans committed.")
+    rejected: int = Field(default=0, description="Plans rejected by the validator.")
+    ops: dict[str, int] = Field(default_factory=dict, description="Committed operations by type.")
+    edges_added: dict[str, int] = Field(default_factory=dict, description="New edges by type.")
+    fused_created: int = Field(default=0, description="Fused nodes created.")
+    fused_updated: int = Field(default=0, description="Fused-node updates (incl. removals).")
+    tool_calls: int = Field(default=0, description="Agent tool calls (system searches excluded).")
+    replayed: int = Field(default=0, description="Unfinished plans re-applied before ingesting.")
+    skipped: int = Field(default=0, description="Events already stored, not fused again.")
+    rejections: list[str] = Field(default_factory=list, description="First violations, for a look.")
+
+
+def _as_events(events: Iterable[Event | dict[str, Any]]) -> list[Event]:
+    items = list(events)
+    raw = [e for e in items if not isinstance(e, Event)]
+    parsed = parse_events(raw) if raw else []
+    merged = [e for e in items if isinstance(e, Event)] + parsed
+    return sorted(merged, key=lambda e: (e.timestamp, e.event_id))
+
+
+def ingest_events(
+    store: MemoryStoreAPI,
+    events: Iterable[Event | dict[str, Any]],
+    *,
+    config: FusionContext | None = None,
+    progress: bool = True,
+    skip_unchanged: bool = True,
+    chunk_size: int = 256,
+    keep_rejections: int = 20,
+    single_thread_fusion: bool = True,
+) -> IngestReport:
+    """Fuse `events` into `store` through the fusion graph; returns counts and throughput."""
+    ctx = replace(config or FusionContext(), store=store)
+    batch = _as_events(events)
+    started = time.perf_counter()
+    report = IngestReport(
+        events=0,
+        added=0,
+        seconds=0.0,
+        embed_seconds=0.0,
+        events_per_s=0.0,
+        replayed=len(replay_pending(store)),
+    )
+    window: deque[Event] = deque(maxlen=max(ctx.window_size, 1))
+    ops: Counter[str] = Counter()
+    edges: Counter[str] = Counter()
+    embed_seconds = 0.0
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(batch), desc="fusing", unit="event")
+    try:
+        for start in range(0, len(batch), max(chunk_size, 1)):
+            part = batch[start : start + max(chunk_size, 1)]
+            t0 = time.perf_counter()
+            fresh = set(store.add_events(part).added)
+            embed_seconds += time.perf_counter() - t0
+            report.added += len(fresh)
+            with _torch_threads(1 if single_thread_fusion else None):
+                for event in part:
+                    if skip_unchanged and event.event_id not in fresh:
+                        report.skipped += 1
+                    else:
+                        session = list(window) if ctx.window_size > 0 else []
+                        _fuse_one(event, session, ctx, report, ops, edges, keep_rejections)
+                    window.append(event)
+                    if bar is not None:
+                        bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    flush = getattr(store, "flush", None)
+    if callable(flush):
+        flush()
+    seconds = time.perf_counter() - started
+    report.seconds = round(seconds, 3)
+    report.embed_seconds = round(embed_seconds, 3)
+    report.events_per_s = round(len(batch) / seconds, 2) if seconds > 0 else 0.0
+    report.ops = dict(ops)
+    report.edges_added = dict(edges)
+    return report
+
+
+@contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    """Run the block with `n` torch intra-op threads (if torch is loaded), then restore."""
+    torch = sys.modules.get("torch")
+    if n is None or torch is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _fuse_one(
+    event: Event,
+    session: list[Event],
+    ctx: FusionContext,
+    report: IngestReport,
+    ops: Counter[str],
+    edges: Counter[str],
+    keep_rejections: int,
+) -> None:
+    out = graph.invoke({"event": event, "session": session}, context=ctx)
+    report.events += 1
+    report.tool_calls += out.get("turns", 0)
+    commit = out.get("report")
+    if out.get("outcome") == "committed" and commit is not None:
+        report.accepted += 1
+        ops.update(commit.ops)
+        edges.update(commit.edges_added)
+        report.fused_created += len(commit.created)
+        report.fused_updated += len(commit.updated)
+    else:
+        report.rejected += 1
+        if len(report.rejections) < keep_rejections:
+            report.rejections.append(f"{event.event_id}: {'; '.join(out.get('violations', []))}")

@@ -1,0 +1,245 @@
+"""The fusion graph's nodes and routers: store → candidates → agent ⇄ tools → validate → commit.
+
+Nodes are plain `(state, runtime) -> partial state` functions; routers return node names.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Literal
+
+import numpy as np
+from dspy.utils.exceptions import AdapterParseError
+from langgraph.runtime import Runtime
+
+from graphs.fusion.context import FusionContext
+from graphs.fusion.state import State, ToolCall
+from graphs.fusion.tools import lm_scope, policy_for, run_tool, store_for
+from memory.errors import EventConflictError, InvalidPlanError
+from memory.fusion.candidates import CandidateRecord, event_record, retrieve_candidates
+from memory.fusion.commit import commit_plan, make_plan_id, record_rejection
+from memory.fusion.ops import parse_plan
+from memory.fusion.validator import validate_plan
+from memory.models import Event, parse_event
+from signatures.fusion import FusionBudget, ToolStep
+
+
+def _as_event(value: Event | dict[str, Any]) -> Event:
+    return value if isinstance(value, Event) else parse_event(value)
+
+
+def _current(state: State) -> Event:
+    if state.current is None:  # pragma: no cover - store_event always sets it
+        raise RuntimeError("the fusion graph reached a node before the event was stored")
+    return state.current
+
+
+def _window(store: Any, event: Event, size: int) -> list[Event]:
+    """The last `size` events before `event` in the store (when the caller gave no session)."""
+    if size <= 0:
+        return []
+    ids = store.events_between(event.timestamp - timedelta(days=1), event.timestamp)
+    earlier = [
+        e
+        for e in store.get_events(ids)
+        if (e.timestamp, e.event_id) < (event.timestamp, event.event_id)
+    ]
+    return earlier[-size:]
+
+
+def store_event(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+    """Validate and store the event (a no-op when the identical event is already stored)."""
+    ctx = runtime.context
+    store = store_for(ctx)
+    event = _as_event(state.event)
+    if store.has_node(event.event_id):
+        stored = store.get_event(event.event_id)
+        if stored.fingerprint() != event.fingerprint():
+            raise EventConflictError(event.event_id, stored.differing_fields(event))
+    else:
+        store.add_events([event])
+    if state.session:
+        window = (
+            [_as_event(e) for e in state.session][-ctx.window_size :] if ctx.window_size > 0 else []
+        )
+    else:
+        window = _window(store, event, ctx.window_size)
+    vector = store.vector(event.event_id)
+
+    def similarity(other: Event) -> float:
+        return (
+            float(np.dot(vector, store.vector(other.event_id)))
+            if store.has_node(other.event_id)
+            else 0.0
+        )
+
+    return {
+        "event_id": event.event_id,
+        "current": event,
+        "current_record": event_record(event, 1.0, ("current",), store.fused_of(event.event_id)),
+        "accumulation": [event_record(e, similarity(e), ("window",)) for e in window],
+    }
+
+
+def retrieve(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+    """The system's own first search_memory call, made with the event itself."""
+    ctx = runtime.context
+    event = _current(state)
+    records = retrieve_candidates(store_for(ctx), event, ctx.candidate_config())
+    step = ToolStep(
+        tool="search_memory",
+        argument=event.description,
+        automatic=True,
+        note=f"initial search with the current event: {len(records)} candidates (listed above)",
+    )
+    return {
+        "candidates": records,
+        "neighbors": [(r.node_id, r.similarity) for r in records],
+        "tool_history": [step],
+    }
+
+
+def _budget(state: State, ctx: FusionContext) -> FusionBudget:
+    return FusionBudget(
+        turns_left=max(ctx.max_tool_turns - state.turns, 0),
+        searches_left=max(ctx.max_searches - state.searches, 0),
+        lookups_left=max(ctx.max_pack_lookups - state.lookups, 0),
+        max_pack_size=ctx.max_pack_size,
+        max_removals_per_op=ctx.max_removals_per_op,
+        max_operations=ctx.max_operations,
+    )
+
+
+def agent_step(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+    """One decision of the agent: a tool call, or the plan (an unreadable plan is kept as an
+    error, which validation turns into a rejection)."""
+    ctx = runtime.context
+    inputs = {
+        "accumulation_zone": state.accumulation,
+        "current_event": state.current_record,
+        "candidates": state.candidates,
+        "tool_history": state.tool_history,
+        "budget": _budget(state, ctx),
+    }
+    try:
+        with lm_scope(ctx):
+            prediction = policy_for(ctx)(**inputs)
+    except AdapterParseError as exc:
+        return {
+            "pending": None,
+            "plan": None,
+            "plan_error": f"malformed plan: {str(exc).splitlines()[0]}",
+        }
+    if prediction.action in ("search_memory", "get_pack_members"):
+        argument = prediction.query if prediction.action == "search_memory" else prediction.fused_id
+        return {"pending": ToolCall(tool=prediction.action, argument=argument or "")}
+    try:
+        plan = parse_plan(prediction.plan if prediction.plan is not None else "")
+    except InvalidPlanError as exc:
+        return {"pending": None, "plan": None, "plan_error": str(exc)}
+    return {"pending": None, "plan": plan, "plan_error": None}
+
+
+def _visible(state: State) -> set[str]:
+    """Ids the agent was shown: candidates, the accumulation zone, every tool result."""
+    ids: set[str] = {r.node_id for r in state.candidates} | {r.node_id for r in state.accumulation}
+    for step in state.tool_history:
+        ids.update(r.node_id for r in step.results)
+    return ids | set(state.inspected)
+
+
+def tools(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+    """Execute the pending tool call; search results join the candidates (the temporary zone)."""
+    ctx = runtime.context
+    call = state.pending
+    if call is None:  # pragma: no cover - the router only comes here with a pending call
+        raise RuntimeError("tools node reached without a pending tool call")
+    spent = (call.tool == "search_memory" and state.searches >= ctx.max_searches) or (
+        call.tool == "get_pack_members" and state.lookups >= ctx.max_pack_lookups
+    )
+    if spent:
+        step = ToolStep(tool=call.tool, argument=call.argument, note=f"{call.tool} budget spent")
+    else:
+        step = run_tool(
+            store_for(ctx),
+            call,
+            _current(state),
+            _visible(state),
+            state.inspected,
+            ctx.candidate_config(),
+        )
+    update: dict[str, Any] = {"pending": None, "turns": state.turns + 1, "tool_history": [step]}
+    if call.tool == "search_memory":
+        known = {r.node_id for r in state.candidates}
+        fresh: list[CandidateRecord] = [r for r in step.results if r.node_id not in known]
+        update["candidates"] = [*state.candidates, *fresh]
+        update["searches"] = state.searches + 1
+    else:
+        update["lookups"] = state.lookups + 1
+        if step.results:
+            update["inspected"] = {
+                **state.inspected,
+                call.argument: [r.node_id for r in step.results],
+            }
+    return update
+
+
+def validate(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+    """Check the whole plan; one violation rejects it."""
+    ctx = runtime.context
+    store = store_for(ctx)
+    event = _current(state)
+    if state.plan is None:
+        why = (
+            "the agent kept calling tools after its turn budget was spent" if state.pending else ""
+        )
+        violations = [state.plan_error or why or "no plan was submitted"]
+    else:
+        violations = validate_plan(
+            store, state.plan, event.event_id, _visible(state), state.inspected, ctx.limits()
+        )
+    # salted with the log's size: unique per attempt, reproducible for the same ingest sequence
+    salt = str(sum(store.plan_counts().values()))
+    plan_id = make_plan_id(
+        event.event_id, state.plan, salt=salt if state.plan else salt + violations[0]
+    )
+    return {"violations": violations, "plan_id": plan_id}
+
+
+def commit(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+    """Apply the accepted plan (logged first, replayable after a crash)."""
+    ctx = runtime.context
+    if state.plan is None:  # pragma: no cover - validate rejects a missing plan
+        raise RuntimeError("commit reached without a plan")
+    report = commit_plan(
+        store_for(ctx),
+        state.plan,
+        _current(state),
+        state.plan_id,
+        neighbors=state.neighbors,
+        config=ctx.commit_config(),
+    )
+    return {"outcome": "committed", "report": report}
+
+
+def reject(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+    """Record the rejected plan and its violations; the graph is left untouched."""
+    report = record_rejection(
+        store_for(runtime.context),
+        state.plan_id,
+        _current(state).event_id,
+        state.violations,
+        state.plan,
+    )
+    return {"outcome": "rejected", "report": report}
+
+
+def after_agent(state: State, runtime: Runtime[FusionContext]) -> Literal["tools", "validate"]:
+    """A pending tool call within the turn budget runs; anything else goes to validation."""
+    if state.pending is not None and state.turns < runtime.context.max_tool_turns:
+        return "tools"
+    return "validate"
+
+
+def after_validate(state: State) -> Literal["commit", "reject"]:
+    return "reject" if state.violations else "commit"

@@ -1,0 +1,312 @@
+"""Candidate memories for an incoming event, in the one record format the fusion agent reads.
+
+The same `CandidateRecord` is used for the initial candidates, for `search_memory` results
+and for `get_pack_members` answers, so the agent (LLM or offline twin) reasons over one
+shape. Candidates are *past* memories only: events that sort before the current event by
+(timestamp, event_id), and fused nodes (which only ever hold processed events). This keeps
+the online semantics of the paper even when an ingest batch is embedded up front.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.fusion.rarity import frequencies_for
+from memory.models import Event, FusedNode, NodeKind, format_timestamp, is_fused_id
+from memory.store_api import MemoryStoreAPI
+
+
+class CandidateConfig(BaseModel):
+    """How wide the candidate net is cast for one event (sizes bound the agent's prompt)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dense_events: int = Field(default=8, ge=0, description="Nearest past events by embedding.")
+    dense_fused: int = Field(default=4, ge=0, description="Nearest fused nodes by embedding.")
+    same_moment_minutes: float = Field(
+        default=20.0, ge=0, description="Other devices' events within ± this many minutes."
+    )
+    same_moment_limit: int = Field(
+        default=6, ge=0, description="Same-moment events kept (closest)."
+    )
+    same_person_radius: int = Field(default=3, ge=0, description="Earlier events sharing a person.")
+    same_person_hours: float = Field(
+        default=12.0, ge=0, description="Same-person events older than this are dropped."
+    )
+    packs_of_events: bool = Field(
+        default=True, description="Also show the fused nodes the candidate events belong to."
+    )
+    max_candidates: int = Field(default=24, ge=1, description="Cap on the merged candidate list.")
+    search_n: int = Field(default=8, ge=1, description="Hits per search_memory call and kind.")
+    lookup_limit: int = Field(default=15, ge=1, description="Members shown by get_pack_members.")
+    rare_share: float = Field(
+        default=0.02,
+        gt=0,
+        le=1,
+        description="A word is rare when at most this share of events use it.",
+    )
+    rare_min_df: int = Field(
+        default=3, ge=1, description="…or at most this many (early on, when there are few events)."
+    )
+
+
+class CandidateRecord(BaseModel):
+    """One memory as the fusion agent sees it: an atomic event or a fused node."""
+
+    model_config = ConfigDict(frozen=True)
+
+    node_id: str
+    kind: NodeKind
+    timestamp: datetime = Field(description="Event time, or a pack's first member time.")
+    end: datetime | None = Field(default=None, description="A pack's last member time.")
+    devices: tuple[str, ...] = Field(default=(), description="Source device(s).")
+    people: tuple[str, ...] = Field(default=(), description="People involved / pack subjects.")
+    locations: tuple[str, ...] = Field(
+        default=(), description="Where (event) or member places (pack)."
+    )
+    modality: str | None = Field(default=None, description="Sensing modality of an event.")
+    text: str = Field(description="The event description or the pack summary.")
+    similarity: float = Field(default=0.0, description="Cosine to the current event (or query).")
+    rare_overlap: float = Field(
+        default=0.0,
+        description="Σ idf of the rare content words an event shares with the current event "
+        "(0 for packs); boilerplate words do not count.",
+    )
+    member_count: int = Field(default=0, ge=0, description="Members of a pack (0 for events).")
+    packs: tuple[str, ...] = Field(default=(), description="Fused nodes an event belongs to.")
+    found_by: tuple[str, ...] = Field(default=(), description="dense, same_moment, same_person, …")
+
+    @property
+    def is_fused(self) -> bool:
+        return self.kind == NodeKind.FUSED
+
+    def render(self) -> str:
+        """One compact line for a prompt."""
+        if self.is_fused:
+            end = self.end or self.timestamp
+            span = f"{format_timestamp(self.timestamp)} - {format_timestamp(end)}"
+            return (
+                f"Fused node [{self.node_id}] members={self.member_count} [{span}] "
+                f"subjects={','.join(self.people) or '-'} devices={','.join(self.devices)} "
+                f"sim={self.similarity:.2f}: {self.text}"
+            )
+        packs = f" packs={','.join(self.packs)}" if self.packs else ""
+        return (
+            f"Event [{self.node_id}] [{format_timestamp(self.timestamp)}] "
+            f"[{','.join(self.devices)}] [{','.join(self.locations)}] "
+            f"people={','.join(self.people) or '-'} sim={self.similarity:.2f}{packs}: {self.text}"
+        )
+
+
+def event_record(
+    event: Event,
+    similarity: float = 0.0,
+    found_by: Iterable[str] = (),
+    packs: Iterable[str] = (),
+    rare_overlap: float = 0.0,
+) -> CandidateRecord:
+    return CandidateRecord(
+        node_id=event.event_id,
+        kind=NodeKind.EVENT,
+        timestamp=event.timestamp,
+        devices=(event.device,),
+        people=tuple(event.characters),
+        locations=(event.location,) if event.location else (),
+        modality=event.modality.value,
+        text=event.description,
+        similarity=round(float(similarity), 4),
+        rare_overlap=round(float(rare_overlap), 3),
+        packs=tuple(packs),
+        found_by=tuple(found_by),
+    )
+
+
+def fused_record(
+    node: FusedNode,
+    similarity: float = 0.0,
+    found_by: Iterable[str] = (),
+    locations: Iterable[str] = (),
+) -> CandidateRecord:
+    return CandidateRecord(
+        node_id=node.node_id,
+        kind=NodeKind.FUSED,
+        timestamp=node.start,
+        end=node.end,
+        devices=tuple(node.devices),
+        people=tuple(node.subjects),
+        locations=tuple(locations),
+        text=node.summary,
+        similarity=round(float(similarity), 4),
+        member_count=len(node.members),
+        found_by=tuple(found_by),
+    )
+
+
+def _before(event: Event, horizon: tuple[datetime, str]) -> bool:
+    return (event.timestamp, event.event_id) < horizon
+
+
+class _Collector:
+    """Merges hits from several sources by id, remembering every source that found one."""
+
+    def __init__(
+        self,
+        store: MemoryStoreAPI,
+        horizon: tuple[datetime, str],
+        exclude: set[str],
+        reference: Event | None,
+        config: CandidateConfig,
+    ):
+        self.store = store
+        self.horizon = horizon
+        self.exclude = exclude
+        self.config = config
+        self.frequencies = frequencies_for(store) if reference is not None else None
+        self.reference = (
+            self.frequencies.tokens(reference) if self.frequencies and reference else frozenset()
+        )
+        self.sims: dict[str, float] = {}
+        self.sources: dict[str, list[str]] = {}
+        self.order: list[str] = []
+
+    def add(self, node_id: str, source: str, similarity: float | None = None) -> None:
+        if node_id in self.exclude:
+            return
+        if node_id not in self.sources:
+            self.sources[node_id] = []
+            self.order.append(node_id)
+        if source not in self.sources[node_id]:
+            self.sources[node_id].append(source)
+        if similarity is not None:
+            self.sims[node_id] = max(similarity, self.sims.get(node_id, -1.0))
+
+    def rarity(self, event: Event) -> float:
+        if self.frequencies is None:
+            return 0.0
+        return self.frequencies.shared_rarity(
+            self.reference,
+            self.frequencies.tokens(event),
+            self.config.rare_share,
+            self.config.rare_min_df,
+        )
+
+    def records(self, vector: np.ndarray | None, limit: int) -> list[CandidateRecord]:
+        """Materialise: drop future events, fill missing similarities, order by similarity."""
+        event_ids = [i for i in self.order if not is_fused_id(i)]
+        events = {e.event_id: e for e in self.store.get_events(event_ids)}
+        kept = [
+            i
+            for i in self.order
+            if is_fused_id(i) or (i in events and _before(events[i], self.horizon))
+        ]
+        if vector is not None:
+            for node_id in kept:
+                if node_id not in self.sims:
+                    self.sims[node_id] = float(np.dot(vector, self.store.vector(node_id)))
+        kept.sort(key=lambda i: (-self.sims.get(i, 0.0), i))
+        kept = kept[:limit]
+        out: list[CandidateRecord] = []
+        for node_id in kept:
+            sim, found = self.sims.get(node_id, 0.0), self.sources[node_id]
+            if is_fused_id(node_id):
+                node = self.store.get_fused(node_id)
+                places = sorted(
+                    {e.location for e in self.store.get_events(node.members) if e.location}
+                )
+                out.append(fused_record(node, sim, found, places))
+            else:
+                event = events[node_id]
+                rare = self.rarity(event)
+                out.append(event_record(event, sim, found, self.store.fused_of(node_id), rare))
+        return out
+
+
+def _lower_bound(ts: datetime) -> datetime:
+    return min(datetime(1971, 1, 1), ts - timedelta(days=1))
+
+
+def retrieve_candidates(
+    store: MemoryStoreAPI, event: Event, config: CandidateConfig | None = None
+) -> list[CandidateRecord]:
+    """The temporary zone's candidate set: similar past events and packs, plus the same moment
+    seen by other devices and the same people shortly before (cross-source evidence that a
+    purely semantic search would miss). The event must already be stored (its vector is reused).
+    """
+    cfg = config or CandidateConfig()
+    horizon = (event.timestamp, event.event_id)
+    vector = store.vector(event.event_id)
+    frequencies_for(store).add(event)  # the vocabulary statistics grow with every event seen
+    col = _Collector(store, horizon, {event.event_id}, event, cfg)
+    if cfg.dense_events:
+        window = (_lower_bound(event.timestamp), event.timestamp)
+        for node_id, sim in store.dense_search(
+            vector, cfg.dense_events + 1, NodeKind.EVENT, window
+        ):
+            col.add(node_id, "dense", sim)
+    if cfg.dense_fused:
+        for node_id, sim in store.dense_search(vector, cfg.dense_fused, NodeKind.FUSED):
+            col.add(node_id, "dense", sim)
+    if cfg.same_moment_limit:
+        delta = timedelta(minutes=cfg.same_moment_minutes)
+        near = store.get_events(
+            store.events_between(event.timestamp - delta, event.timestamp + delta)
+        )
+        near = [e for e in near if e.device != event.device and _before(e, horizon)]
+        near.sort(key=lambda e: (abs((e.timestamp - event.timestamp).total_seconds()), e.event_id))
+        for e in near[: cfg.same_moment_limit]:
+            col.add(e.event_id, "same_moment")
+    if cfg.same_person_radius and event.characters:
+        oldest = event.timestamp - timedelta(hours=cfg.same_person_hours)
+        ids = store.adjacent_events(event.event_id, cfg.same_person_radius, by="person")
+        for e in store.get_events(ids):
+            if oldest <= e.timestamp and _before(e, horizon):
+                col.add(e.event_id, "same_person")
+    if cfg.packs_of_events:
+        for node_id in list(col.order):
+            if not is_fused_id(node_id):
+                for fid in store.fused_of(node_id):
+                    col.add(fid, "pack_of_candidate")
+    return col.records(vector, cfg.max_candidates)
+
+
+def search_memory(
+    store: MemoryStoreAPI,
+    query: str,
+    current: Event,
+    config: CandidateConfig | None = None,
+) -> list[CandidateRecord]:
+    """The agent's `search_memory` tool: dense + BM25L over past events and packs for a query.
+    Similarities are to the query; rare-word overlap is with the current event."""
+    cfg = config or CandidateConfig()
+    vector = store.embed_query(query)
+    horizon = (current.timestamp, current.event_id)
+    col = _Collector(store, horizon, {current.event_id}, current, cfg)
+    window = (_lower_bound(horizon[0]), horizon[0])
+    for node_id, sim in store.dense_search(vector, cfg.search_n, NodeKind.EVENT, window):
+        col.add(node_id, "search", sim)
+    for node_id, sim in store.dense_search(vector, max(cfg.search_n // 2, 1), NodeKind.FUSED):
+        col.add(node_id, "search", sim)
+    for node_id, _score in store.lexical_search(query, cfg.search_n):
+        col.add(node_id, "search_bm25")
+    return col.records(vector, cfg.search_n * 2)
+
+
+def pack_members(
+    store: MemoryStoreAPI, fused_id: str, current: Event, config: CandidateConfig | None = None
+) -> list[CandidateRecord]:
+    """The agent's `get_pack_members` tool: the pack's member events (time order), each with its
+    similarity and rare-word overlap to the current event, so noisy members stand out."""
+    cfg = config or CandidateConfig()
+    node = store.get_fused(fused_id)
+    vector = store.vector(current.event_id)
+    col = _Collector(store, (current.timestamp, current.event_id), set(), current, cfg)
+    out = []
+    for e in store.get_events(node.members[: cfg.lookup_limit]):
+        sim = float(np.dot(vector, store.vector(e.event_id)))
+        packs = store.fused_of(e.event_id)
+        out.append(event_record(e, sim, ("lookup",), packs, col.rarity(e)))
+    return sorted(out, key=lambda r: (r.timestamp, r.node_id))
