@@ -361,6 +361,7 @@ class _Runner:
         self.rounds: dict[str, list[float]] = {s.name: [] for s in systems}
         self.extras: dict[str, list[dict[str, float]]] = {s.name: [] for s in systems}
         self.ingest_seconds: dict[str, float] = {s.name: 0.0 for s in systems}
+        self.ingest_events: dict[str, int] = {s.name: 0 for s in systems}
         self.ingest_extras: dict[str, list[Mapping[str, float]]] = {s.name: [] for s in systems}
         self.records: list[dict[str, Any]] = []
         self.ingests_run = 0
@@ -401,6 +402,7 @@ class _Runner:
             extra = dict(mode.extra_metrics(prepared.store, scenario)) if mode.extra_metrics else {}
             for system in (s for s in self.systems if s.ingest_mode == mode.name):
                 self.ingest_seconds[system.name] += prepared.ingest_seconds
+                self.ingest_events[system.name] += len(scenario.events)
                 if extra:
                     self.ingest_extras[system.name].append(extra)
                 bar.update(task, description=f"{scenario.scenario_id}: {system.name}")
@@ -433,6 +435,8 @@ class _Runner:
             measures = self.measures[system.name]
             overall = aggregate([m for m in measures if m.category not in apart], with_judge)
             overall["ingest_seconds"] = self.ingest_seconds[system.name]
+            seconds, events = self.ingest_seconds[system.name], self.ingest_events[system.name]
+            overall["ingest_events_per_s"] = events / seconds if seconds > 0 else None
             overall["mean_rounds"] = mean(self.rounds[system.name])
             if apart:
                 overall["excluded_categories"] = sorted(apart)
@@ -470,9 +474,18 @@ def _warm_up(question: BenchQuestion) -> BenchQuestion:
     return question.model_copy(update={"question": f"warm-up: {question.question}"})
 
 
-def _mean_dicts(rows: Sequence[Mapping[str, float]]) -> dict[str, float | None]:
+def _mean_dicts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-key means over rows (scenarios or questions); nested dicts (e.g. edges by type)
+    are averaged key by key."""
     keys = list(dict.fromkeys(key for row in rows for key in row))
-    return {key: mean(row.get(key) for row in rows) for key in keys}
+    merged: dict[str, Any] = {}
+    for key in keys:
+        values = [row[key] for row in rows if key in row]
+        if values and all(isinstance(v, Mapping) for v in values):
+            merged[key] = _mean_dicts(values)
+        else:
+            merged[key] = mean(float(v) for v in values)
+    return merged
 
 
 def _write(

@@ -56,10 +56,10 @@ class BenchScenario(BaseModel):
     scenario_id: str
     events: list[Event]
     questions: list[BenchQuestion]
-    episodes: dict[str, str] = Field(
-        default_factory=dict,
-        description="Generator label event id → storyline episode, for diagnostics such as "
-        "fusion purity only; never part of what a system ingests.",
+    labelled_events: list[Event] = Field(
+        default_factory=list,
+        description="The same events WITH the generator's labels (source, episode, storyline "
+        "event), for diagnostics such as fusion purity only; never what a system ingests.",
     )
 
 
@@ -152,17 +152,12 @@ def _memfusebench_scenarios(raw: Any, origin: str) -> list[BenchScenario]:
         events = scenario.memory_events(labels=False)
         stream_end = max((e.timestamp for e in events), default=None)
         questions = [_memfusebench_question(q, stream_end) for q in scenario.questions]
-        episodes = {
-            event.event_id: episode.episode_id
-            for episode in scenario.episodes
-            for event in episode.events
-        }
         scenarios.append(
             BenchScenario(
                 scenario_id=scenario.scenario_id,
                 events=events,
                 questions=questions,
-                episodes=episodes,
+                labelled_events=scenario.memory_events(labels=True),
             )
         )
     return scenarios

@@ -60,7 +60,7 @@ class IngestReport(BaseModel):
 
 
 Ingestor = Callable[[Any, Sequence[Event], bool], IngestReport]
-ExtraMetrics = Callable[[Any, BenchScenario], Mapping[str, float]]
+ExtraMetrics = Callable[[Any, BenchScenario], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -227,8 +227,60 @@ SYSTEMS: dict[str, Callable[[], BenchSystem]] = {
     "long_context": LongContextSystem,
 }
 
+def fused_ingest(store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
+    """Every event through the fusion graph (offline twin unless an LLM is configured)."""
+    from graphs.fusion.ingest import ingest_events
+
+    report = ingest_events(store, list(events), progress=progress)
+    return IngestReport(
+        events=len(events), added=report.added,
+        details={"accepted": report.accepted, "rejected": report.rejected, "ops": report.ops,
+                 "events_per_s": report.events_per_s},
+    )
+
+
+def fusion_metrics(store: Any, scenario: BenchScenario) -> Mapping[str, Any]:
+    """Fusion quality against the generator's labels (diagnostics, never an input)."""
+    from eval.fusion_metrics import fusion_stats
+
+    stats = fusion_stats(store, scenario.labelled_events)
+    return {
+        "fused_nodes": stats["fused_nodes"],
+        "mean_members": stats["mean_members"],
+        "edges": stats["edges"],
+        "plan_rejections": stats["plan_rejections"],
+        "fusion_purity": stats["fusion_purity"],
+        "segment_purity": stats["segment_purity"],
+    }
+
+
+def _fusion_config_key() -> str:
+    """Changes whenever the fusion behaviour can change (thresholds, limits, LLM model), so a
+    cached store is never reused across different fusion configurations."""
+    import dataclasses
+    import hashlib
+    import json
+
+    from graphs.fusion.context import FusionContext
+    from memory.fusion.candidates import CandidateConfig
+    from signatures.fusion_offline import FusionPolicyConfig
+
+    where = {"data_dir", "namespace", "chroma_host", "chroma_port", "store", "lm", "program"}
+    context = {
+        f.name: getattr(FusionContext(), f.name)
+        for f in dataclasses.fields(FusionContext)
+        if f.name not in where
+    }
+    parts = [context, FusionPolicyConfig().model_dump(), CandidateConfig().model_dump()]
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    return "fused-" + digest[:12]
+
+
 INGESTORS: dict[str, IngestMode] = {
     "plain": IngestMode("plain", plain_ingest, config_key="plain-v1"),
+    "fused": IngestMode(
+        "fused", fused_ingest, config_key=_fusion_config_key(), extra_metrics=fusion_metrics
+    ),
     "none": IngestMode("none", no_ingest, config_key="none", needs_store=False),
 }
 
