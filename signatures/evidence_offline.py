@@ -145,6 +145,20 @@ def next_plan_for(
     return first_unexecuted(candidates, executed)
 
 
+def exhausted(missing: list[Facet], executed: list[RoundPlan], round: int, min_rounds: int) -> bool:
+    """Past the minimum round, every missing facet was already the target of a follow-up plan
+    and still found nothing: token matching will not find it by searching again, so the
+    twin proposes no further plan (the controller then assembles instead of spending rounds).
+    """
+    if round < min_rounds:
+        return False
+    followups = executed[1:]
+    searched = " ".join(
+        " ".join([p.focus, p.bm25_query, *p.semantic_queries, *p.keywords]) for p in followups
+    ).lower()
+    return bool(followups) and all(f.kind == "time" or f.value.lower() in searched for f in missing)
+
+
 class OfflineEvidenceJudge(dspy.Module):
     """Deterministic twin of `EvidenceJudge`: `forward(**judge_inputs) -> Prediction`."""
 
@@ -175,8 +189,8 @@ class OfflineEvidenceJudge(dspy.Module):
         complete = not missing and bool(evidence)
         sufficient = complete and round >= min_rounds
         next_plan = None
-        if not sufficient and not final_round:
-            executed = [*plan_history, current_plan]
+        executed = [*plan_history, current_plan]
+        if not sufficient and not final_round and not exhausted(missing, executed, round, min_rounds):
             next_plan = next_plan_for(question_plan, missing, executed, question)
         return dspy.Prediction(
             coverage=coverage,

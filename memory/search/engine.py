@@ -73,7 +73,7 @@ def run_search(
 
     diversifying = _coverage_dimensions(plan, config) or _timeline_on(plan, config)
     depth = config.top_k * (config.coverage_depth if diversifying else 1)
-    projected = project(pool, config.context.max_members, depth)
+    projected = project(pool, config.context.max_members, depth, config.context.max_fused)
     events = cache.events(c.node_id for c in projected)
     selected = _select(projected, events, plan, config, window, requester)
 

@@ -187,16 +187,21 @@ class Scorer:
                 pool.fused[node_id], pool.members[node_id] = scored
 
 
-def project(pool: ScoredPool, max_members: int, limit: int) -> list[Candidate]:
+def project(
+    pool: ScoredPool, max_members: int, limit: int, max_fused: int | None = None
+) -> list[Candidate]:
     """Walk the shared ranking down to `limit` distinct events.
 
-    An event enters as itself; a fused node enters as its best `max_members` members,
+    An event enters as itself; one of the first `max_fused` fused nodes (None: any number)
+    enters as its best `max_members` members — later packs are skipped, as in the paper at
+    most three fused nodes contribute, so packs cannot crowd out direct hits —
     each marked ``via_fused`` and carrying the pack's score, the score that won them their
     place (so the list stays ordered by score, and a caller that merges rounds by score
     keeps a pack's members where the pack ranked). The first appearance of an event wins.
     """
     projected: list[Candidate] = []
     seen: set[str] = set()
+    packs = 0
     for candidate in pool.ranking():
         if len(projected) >= limit:
             break
@@ -205,6 +210,9 @@ def project(pool: ScoredPool, max_members: int, limit: int) -> list[Candidate]:
                 seen.add(candidate.node_id)
                 projected.append(candidate)
             continue
+        if max_fused is not None and packs >= max_fused:
+            continue
+        packs += 1
         for member in pool.members[candidate.node_id][:max_members]:
             if len(projected) >= limit:
                 break

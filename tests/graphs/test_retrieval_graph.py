@@ -171,13 +171,20 @@ def test_stops_at_the_maximum_when_never_sufficient(store: MemoryStore) -> None:
         "David zeppelin ride", *(f"query variant {n}" for n in range(2, 6))]
 
 
-def test_offline_policy_also_stops_at_five_with_distinct_plans(store: MemoryStore) -> None:
+def test_offline_policy_gives_up_on_a_facet_its_follow_up_already_searched(
+    store: MemoryStore,
+) -> None:
+    """No event mentions a zeppelin: round 2 searches for it explicitly, finds nothing, and
+    the twin proposes no third plan — rounds are not spent re-searching the same words."""
     result = retrieve(store, "Did David ride a zeppelin on Tuesday?", question_time=ASKED,
                       k=5, options=ControllerOptions(policy="offline"))
-    assert result.rounds == 5
+    assert result.rounds == 2
     assert all(not j.sufficient for j in result.judgements)
     assert all("keyword: zeppelin" in j.missing_facets for j in result.judgements)
-    assert len(set(signatures_of(result.plans))) == 5
+    assert "zeppelin" in result.plans[1].focus.lower()
+    assert len(set(signatures_of(result.plans))) == 2
+    assert result.stop_reason.startswith("no further plan after round 2")
+    assert len(result.event_ids) == 5
 
 
 def test_offline_policy_stops_once_sufficient_after_the_minimum(store: MemoryStore) -> None:

@@ -108,10 +108,19 @@ def test_shortlist_is_a_greedy_cover_of_the_facets() -> None:
 
 
 def test_next_plan_skips_every_executed_plan() -> None:
-    first = judge([COFFEE, RUN], round_number=2).next_plan
-    second = judge([COFFEE, RUN], round_number=3, history=(QUESTION_PLAN, first)).next_plan
+    first = judge([COFFEE, RUN], round_number=1).next_plan
+    # still before the minimum round: another plan is due, and it must be a new one
+    second = judge([COFFEE, RUN], round_number=1, history=(QUESTION_PLAN, first)).next_plan
     assert second is not None
     assert second.signature() not in {QUESTION_PLAN.signature(), first.signature()}
+
+
+def test_no_next_plan_once_a_follow_up_searched_the_missing_facets_in_vain() -> None:
+    first = judge([COFFEE, RUN], round_number=1).next_plan
+    assert first is not None and "sleep" in first.focus.lower()
+    after = judge([COFFEE, RUN], round_number=2, history=(QUESTION_PLAN, first))
+    assert after.sufficient is False and "keyword: sleep" in after.missing_facets
+    assert after.next_plan is None
 
 
 def test_final_round_gives_no_next_plan_even_when_incomplete() -> None:

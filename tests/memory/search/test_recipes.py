@@ -79,7 +79,7 @@ def test_hybrid_is_dense_plus_bm25_rrf_without_graph(store: FakeStore) -> None:
 
 
 def test_memfuse_default_uses_graph_and_fusion(store: FakeStore) -> None:
-    result = search(store, QUERY, MEMFUSE_DEFAULT)
+    result = search(store, QUERY, MEMFUSE_DEFAULT.with_(top_k=60))  # deep enough to see hops
     assert "neighbors" in store.calls and "dense:all" in store.calls
     assert any(c.trace.distance > 0 for c in result.candidates)
     assert "fused_0" in result.seeds
@@ -100,3 +100,11 @@ def test_memfuse_no_fusion_ignores_fused_nodes_but_keeps_causal_edges(store: Fak
     assert result.fused == [] and all(c.via_fused is None for c in result.candidates)
     walked = [c for c in result.candidates if c.trace.path]
     assert walked and all(step.edge == EdgeType.CAUSAL for c in walked for step in c.trace.path)
+
+
+def test_at_most_max_fused_packs_contribute_members(store: FakeStore) -> None:
+    deep = MEMFUSE_DEFAULT.with_(top_k=60)
+    packs = {c.via_fused for c in search(store, QUERY, deep).candidates if c.via_fused}
+    assert 1 <= len(packs) <= deep.context.max_fused
+    one = deep.with_(context=deep.context.model_copy(update={"max_fused": 1}))
+    assert len({c.via_fused for c in search(store, QUERY, one).candidates if c.via_fused}) == 1
