@@ -120,14 +120,22 @@ class MemFuse:
                 received=len(batch), added=len(report.added), unchanged=len(report.unchanged),
                 seconds=time.perf_counter() - started, mode=mode,
             )
+        from graphs.fusion.context import FusionContext
         from graphs.fusion.ingest import ingest_events
 
-        fusion = ingest_events(self.store, batch, settings=self.settings, progress=progress)
+        config = FusionContext(
+            llm_model=self.settings.llm_model,
+            llm_base_url=self.settings.llm_base_url,
+            llm_temperature=self.settings.llm_temperature,
+            llm_max_tokens=self.settings.llm_max_tokens,
+        )
+        fusion = ingest_events(self.store, batch, config=config, progress=progress)
         return IngestSummary(
-            received=len(batch), added=fusion.added, unchanged=fusion.unchanged,
+            received=len(batch), added=fusion.added, unchanged=len(batch) - fusion.added,
             seconds=time.perf_counter() - started, mode=mode,
-            plans_accepted=fusion.plans_accepted, plans_rejected=fusion.plans_rejected,
-            details=fusion.model_dump(exclude={"added", "unchanged", "plans_accepted", "plans_rejected"}),
+            plans_accepted=fusion.accepted, plans_rejected=fusion.rejected,
+            details={"ops": fusion.ops, "edges_added": fusion.edges_added,
+                     "events_per_s": fusion.events_per_s, "replayed": fusion.replayed},
         )
 
     # --- read path ---

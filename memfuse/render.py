@@ -24,7 +24,7 @@ def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None
         node = entry.node_id
         if gold is not None and entry.kind == NodeKind.EVENT:
             node = f"[green]{node} ✓[/green]" if entry.node_id in gold else node
-        description = entry.text.split("] ", 3)[-1] if entry.kind == NodeKind.EVENT else entry.text
+        description = entry.text.split("] ", 3)[-1]  # drop the [time] [device] [location] prefix
         if entry.kind == NodeKind.FUSED:
             description = f"[italic]summary:[/italic] {description}"
         path = entry.provenance + (f" via {entry.via_fused}" if entry.via_fused else "")
