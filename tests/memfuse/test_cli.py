@@ -84,3 +84,14 @@ def test_bad_arguments_fail_cleanly(tmp_path: Path, args: tuple[str, ...], needl
     assert result.returncode != 0
     assert needle in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_fused_ingest_then_ask_offline_shows_evidence_and_says_no_llm(tmp_path: Path) -> None:
+    out = memfuse("ingest", str(SAMPLE), data_dir=tmp_path).stdout
+    assert "mode fused" in out and "fusion plans: 30 accepted, 0 rejected" in out
+    stats = memfuse("stats", data_dir=tmp_path).stdout
+    assert re.search(r"│ fused nodes\s+│\s+[1-9]\d* │", stats)
+    asked = memfuse("ask", "what did my watch record on Monday evening?", "--user", "Tom",
+                    "--time", "2026-05-14T09:00", data_dir=tmp_path).stdout
+    assert "no LLM configured" in asked
+    assert "h_005" in asked and "watch_tom" in asked  # Tom's run, Monday 18:20
