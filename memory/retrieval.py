@@ -24,7 +24,7 @@ from memory.search.config import (
     ContextBudget,
     SearchConfig,
 )
-from memory.search.context import assemble_context as _assemble_context
+from memory.search.context import assemble_context
 from memory.search.context import render_context
 from memory.search.engine import run_search
 from memory.search.plan import RoundPlan
@@ -97,14 +97,3 @@ def search(
         store, as_plan(plan), resolve_recipe(config), requester=requester, question_time=when
     )
 
-
-def assemble_context(
-    store: MemoryStoreAPI,
-    candidates: Sequence[Candidate],
-    fused: Sequence[Candidate] = (),
-    budget: ContextBudget | None = None,
-    *,
-    pinned_ids: Sequence[str] = (),
-) -> list[ContextEntry]:
-    """The reader's context from ranked candidates; see memory.search.context for the budgets."""
-    return _assemble_context(store, candidates, fused, budget, pinned_ids=pinned_ids)

@@ -2,39 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import dspy
-import numpy as np
 import pytest
 
 from graphs.answer import NO_LLM_NOTE, AnswerContext, builder, graph
 from memfuse.settings import MemFuseSettings
 from memory.models import Event
 from memory.store import MemoryStore
-from memory.text import tokenize
+from tests.embedders import tiny_embedder
 
 ASKED = "2026-05-13T15:00:00"
-
-
-class TinyEmbedder:
-    """Hashed bag of tokens (fast, deterministic)."""
-
-    model_id = "test:tiny-hash-64"
-    dim = 64
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for token in tokenize(text) or [text]:
-                digest = hashlib.sha256(token.encode()).digest()
-                out[row, int.from_bytes(digest[:4], "little") % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +27,7 @@ def _reset_dspy() -> Iterator[None]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[MemoryStore]:
-    opened = MemoryStore.open(tmp_path / "store", embedder=TinyEmbedder())
+    opened = MemoryStore.open(tmp_path / "store", embedder=tiny_embedder())
     texts = ["Sleep score 82, 7h10m asleep", "Emma made coffee", "Lily arrived home from school",
              "Fridge ordered milk", "David left home for work", "Sleep score 64, restless night"]
     devices = ["watch_david", "phone_emma", "doorbell_cam", "kitchen_fridge", "phone_david",

@@ -7,15 +7,13 @@ embedder, so search, context assembly and the loop are all the real code.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import dspy
-import numpy as np
 import pytest
 from dspy.utils.dummies import DummyLM
 
@@ -36,25 +34,9 @@ from memory.models import Event
 from memory.records import Candidate, ExpansionTrace
 from memory.search.plan import RoundPlan
 from memory.store import MemoryStore
-from memory.text import tokenize
+from tests.embedders import tiny_embedder
 
 ASKED = "2026-05-13T15:00:00"  # a Wednesday afternoon
-
-
-class TinyEmbedder:
-    """Hashed bag of tokens: texts sharing words are close; fast and deterministic."""
-
-    model_id = "test:tiny-hash-64"
-    dim = 64
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for token in tokenize(text) or [text]:
-                digest = hashlib.sha256(token.encode()).digest()
-                out[row, int.from_bytes(digest[:4], "little") % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
 
 
 HOUSEHOLD = [
@@ -101,7 +83,7 @@ def _reset_dspy() -> Iterator[None]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[MemoryStore]:
-    opened = MemoryStore.open(tmp_path / "store", embedder=TinyEmbedder())
+    opened = MemoryStore.open(tmp_path / "store", embedder=tiny_embedder())
     opened.add_events([
         Event(event_id=i, timestamp=ts, device=device, modality=modality, location="home",
               description=text, characters=tuple(people))

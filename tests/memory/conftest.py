@@ -7,53 +7,17 @@ store tests, so the same test functions run against both backends.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from memory.models import Event
 from memory.store import MemoryStore
-from memory.text import tokenize
-
-
-class HashEmbedder:
-    """Hashed bag-of-words vectors: texts sharing tokens are close, identical texts equal.
-
-    Counts its calls and texts so tests can assert what was (not) embedded.
-    """
-
-    def __init__(self, dim: int = 256, model_id: str = "test:hash-256"):
-        self._dim = dim
-        self._model_id = model_id
-        self.calls = 0
-        self.texts: list[str] = []
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        self.texts.extend(texts)
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for token in tokenize(text) or [text]:
-                digest = hashlib.sha256(token.encode()).digest()
-                bucket = int.from_bytes(digest[:4], "little") % self._dim
-                out[row, bucket] += 1.0 if digest[4] % 2 else -1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
-
+from tests.embedders import HashEmbedder
 
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 
