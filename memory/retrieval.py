@@ -7,7 +7,6 @@ engine behind it lives in `memory.search`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 from memory.errors import InvalidQueryError, UnknownRecipeError
@@ -24,8 +23,7 @@ from memory.search.config import (
     ContextBudget,
     SearchConfig,
 )
-from memory.search.context import assemble_context
-from memory.search.context import render_context
+from memory.search.context import assemble_context, render_context
 from memory.search.engine import run_search
 from memory.search.plan import RoundPlan
 from memory.store_api import MemoryStoreAPI
