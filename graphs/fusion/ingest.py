@@ -19,11 +19,9 @@ rejects whatever would duplicate a membership or an edge, so nothing is written 
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -73,7 +71,6 @@ def ingest_events(
     skip_unchanged: bool = True,
     chunk_size: int = 256,
     keep_rejections: int = 20,
-    single_thread_fusion: bool = True,
 ) -> IngestReport:
     """Fuse `events` into `store` through the fusion graph; returns counts and throughput."""
     ctx = replace(config or FusionContext(), store=store)
@@ -103,16 +100,15 @@ def ingest_events(
             fresh = set(store.add_events(part).added)
             embed_seconds += time.perf_counter() - t0
             report.added += len(fresh)
-            with _torch_threads(1 if single_thread_fusion else None):
-                for event in part:
-                    if skip_unchanged and event.event_id not in fresh:
-                        report.skipped += 1
-                    else:
-                        session = list(window) if ctx.window_size > 0 else []
-                        _fuse_one(event, session, ctx, report, ops, edges, keep_rejections)
-                    window.append(event)
-                    if bar is not None:
-                        bar.update(1)
+            for event in part:
+                if skip_unchanged and event.event_id not in fresh:
+                    report.skipped += 1
+                else:
+                    session = list(window) if ctx.window_size > 0 else []
+                    _fuse_one(event, session, ctx, report, ops, edges, keep_rejections)
+                window.append(event)
+                if bar is not None:
+                    bar.update(1)
     finally:
         if bar is not None:
             bar.close()
@@ -127,20 +123,6 @@ def ingest_events(
     report.edges_added = dict(edges)
     return report
 
-
-@contextmanager
-def _torch_threads(n: int | None) -> Iterator[None]:
-    """Run the block with `n` torch intra-op threads (if torch is loaded), then restore."""
-    torch = sys.modules.get("torch")
-    if n is None or torch is None:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _fuse_one(

@@ -488,19 +488,6 @@ def test_llm_policy_without_a_model_is_a_configuration_error(store: MemoryStore)
         run(E4, ctx)
 
 
-def test_fusion_loop_runs_single_threaded_and_restores() -> None:
-    import torch
-
-    from graphs.fusion.ingest import _torch_threads
-
-    before = torch.get_num_threads()
-    with _torch_threads(1):
-        assert torch.get_num_threads() == 1
-    assert torch.get_num_threads() == before
-    with _torch_threads(None):
-        assert torch.get_num_threads() == before
-
-
 def test_singleton_packs_are_not_inspected(store: MemoryStore) -> None:
     answers = [
         choose("get_pack_members", fused_id="fused_single"),

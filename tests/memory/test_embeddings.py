@@ -135,3 +135,16 @@ def test_make_embedder_defaults(tmp_path: Path) -> None:
     assert isinstance(cached, CachedEmbedder) and cached.model_id == plain.model_id
     passthrough = SentenceTransformerEmbedder("BAAI/bge-m3")
     assert passthrough.model_id == "st:BAAI/bge-m3"  # named, not loaded: loading is lazy
+
+
+def test_torch_threads_sets_and_restores() -> None:
+    import torch
+
+    from memory.embeddings import torch_threads
+
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with torch_threads(None):
+        assert torch.get_num_threads() == before
