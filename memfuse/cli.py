@@ -176,6 +176,67 @@ def bench_perf(
     console().print(report.render())
 
 
+@app.command()
+def optimize(
+    target: str = typer.Option(..., "--target", help="planner | judge | fusion"),
+    optimizer: str = typer.Option(..., "--optimizer", help="bootstrap | mipro | gepa | grid"),
+    dataset: Path = typer.Option(
+        ..., "--dataset", help="MemFuseBench JSON (LoCoMo: planner/judge only)."
+    ),
+    train_scenarios: Optional[str] = typer.Option(
+        None, "--train-scenarios", help="Scenario ids, e.g. S1,S2 (default: the first 4)."
+    ),
+    dev_scenarios: Optional[str] = typer.Option(
+        None, "--dev-scenarios", help="Scenario ids (default: the last 2)."
+    ),
+    out: Optional[Path] = typer.Option(
+        None, "--out", help="Result file (default: programs/<standard name>.json)."
+    ),
+    k: int = typer.Option(20, "-k", min=1, help="Context size the evidence recall is measured at."),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, help="Questions (fusion: episode slices) per scenario."
+    ),
+    max_demos: int = typer.Option(4, "--max-demos", min=0, help="Bootstrapped demos/predictor."),
+    auto: str = typer.Option("light", "--auto", help="mipro/gepa budget: light | medium | heavy."),
+    num_candidates: Optional[int] = typer.Option(
+        None, "--num-candidates", min=1, help="mipro candidates (with --num-trials)."
+    ),
+    num_trials: Optional[int] = typer.Option(
+        None, "--num-trials", min=1, help="mipro trials (with --num-candidates)."
+    ),
+    max_metric_calls: Optional[int] = typer.Option(
+        None, "--max-metric-calls", min=1, help="gepa budget instead of --auto."
+    ),
+    data_dir: Optional[Path] = DataDir,
+) -> None:
+    """Tune a decision on the benchmark (train/dev split by scenario); save it with a manifest."""
+    from eval.optimize import DSPyOptions, OptimizeRequest
+    from eval.optimize import optimize as run
+    from eval.optimize.report import score_table
+
+    if auto not in ("light", "medium", "heavy"):
+        raise MemFuseError(f"--auto: expected light, medium or heavy, got {auto!r}")
+    request = OptimizeRequest(
+        target=target, optimizer=optimizer, dataset=dataset,  # type: ignore[arg-type]
+        train_scenarios=train_scenarios, dev_scenarios=dev_scenarios, out=out, k=k, limit=limit,
+        data_dir=(data_dir / "optimize-stores") if data_dir else None,
+        dspy=DSPyOptions(
+            max_demos=max_demos, auto=auto,  # type: ignore[arg-type]
+            num_candidates=num_candidates, num_trials=num_trials,
+            max_metric_calls=max_metric_calls,
+        ),
+        settings=load_settings(data_dir=data_dir),
+    )
+    result = run(request)
+    out_console = console()
+    out_console.print(score_table(result.manifest))
+    if result.grid is not None:
+        verdict = "beats" if result.manifest["beats_defaults"] else "does not beat"
+        out_console.print(f"best point: {result.manifest['best_label']} — {verdict} the shipped "
+                          "defaults (train better, dev not worse)")
+    out_console.print(f"wrote {result.program_path} and {result.manifest_path}")
+
+
 @app.command("show-question")
 def show_question(
     dataset: Path = typer.Option(..., "--dataset"),

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 import dspy
+from pydantic import BaseModel, ConfigDict, Field
 
 from memory.search.plan import (
     MAX_QUERY_CHARS,
@@ -111,6 +112,45 @@ _NEIGHBOUR_CUE = re.compile(
     r"|how\s+many\s+times|throughout|full\s+story|play\s+by\s+play)\b"
 )
 _CAUSE_CUE = re.compile(r"\b(why|reason|cause[ds]?|because|led\s+to|lead\s+to|how\s+come)\b")
+
+
+class OfflinePlannerConfig(BaseModel):
+    """The offline planner's numbers: the seed-quota table and how sure each cue word is.
+
+    Defaults restate the paper's quota table; `memfuse optimize --target planner
+    --optimizer grid` searches them (a confidence below the search config's
+    `constraint_confidence` switches that constraint off).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    quota_default: int = Field(default=15, ge=1, description="Window seeds, no coverage/timeline.")
+    quota_coverage: int = Field(default=20, ge=1, description="Window seeds with coverage only.")
+    quota_timeline: int = Field(
+        default=25, ge=1, description="Window seeds for a timeline inside a window under a day."
+    )
+    quota_day_focused: int = Field(
+        default=12, ge=1, description="Whole-day window, one subject or object."
+    )
+    quota_day_broad: int = Field(
+        default=15, ge=1, description="Whole-day window, reconstruction or several subjects."
+    )
+    coverage_confidence: float = Field(
+        default=0.8, ge=0, le=1, description="Coverage asked for by a cue word (each, who, both)."
+    )
+    coverage_implicit_confidence: float = Field(
+        default=0.7, ge=0, le=1, description="Coverage implied by two named people, no cue word."
+    )
+    timeline_confidence: float = Field(
+        default=0.8, ge=0, le=1, description="Timeline mode from a sequence cue word."
+    )
+    neighbor_confidence: float = Field(
+        default=0.75, ge=0, le=1, description="Temporal neighbours from a sequence/period cue."
+    )
+    neighbor_radius: int = Field(default=3, ge=1, le=3, description="Neighbour radius when cued.")
+
+
+DEFAULT_PLANNER_CONFIG = OfflinePlannerConfig()
 
 
 @dataclass(frozen=True)
@@ -217,6 +257,7 @@ def read_question(
     requester: str | None,
     known_people: Iterable[str],
     known_devices: Iterable[str],
+    config: OfflinePlannerConfig = DEFAULT_PLANNER_CONFIG,
 ) -> QuestionReading:
     """Everything the offline planner needs from the question, in one pass."""
     lowered = " ".join(question.lower().split())
@@ -232,13 +273,15 @@ def read_question(
         devices=devices,
         named=named,
         keywords=keywords,
-        coverage=_coverage(lowered, people, devices),
-        timeline=_timeline(lowered),
-        neighbors=_neighbors(lowered),
+        coverage=_coverage(lowered, people, devices, config),
+        timeline=_timeline(lowered, config),
+        neighbors=_neighbors(lowered, config),
     )
 
 
-def _coverage(text: str, people: list[str], devices: list[str]) -> CoverageDiversification:
+def _coverage(
+    text: str, people: list[str], devices: list[str], config: OfflinePlannerConfig
+) -> CoverageDiversification:
     cue = _COVERAGE_CUE.search(text)
     if not cue and len(people) < 2:
         return CoverageDiversification(enabled=False, confidence=0.8)
@@ -247,21 +290,23 @@ def _coverage(text: str, people: list[str], devices: list[str]) -> CoverageDiver
         dimensions.append("user")
     if _DEVICE_DIMENSION.search(text) or len(devices) >= 2:
         dimensions.append("device")
-    confidence = 0.8 if cue else 0.7
+    confidence = config.coverage_confidence if cue else config.coverage_implicit_confidence
     return CoverageDiversification(
         enabled=True, dimensions=dimensions or ["user", "device"], confidence=confidence
     )
 
 
-def _timeline(text: str) -> TimelineMode:
+def _timeline(text: str, config: OfflinePlannerConfig) -> TimelineMode:
     if _TIMELINE_CUE.search(text):
-        return TimelineMode(enabled=True, confidence=0.8)
+        return TimelineMode(enabled=True, confidence=config.timeline_confidence)
     return TimelineMode(enabled=False, confidence=0.8)
 
 
-def _neighbors(text: str) -> TemporalNeighbors:
+def _neighbors(text: str, config: OfflinePlannerConfig) -> TemporalNeighbors:
     if _NEIGHBOUR_CUE.search(text):
-        return TemporalNeighbors(enabled=True, radius=3, confidence=0.75)
+        return TemporalNeighbors(
+            enabled=True, radius=config.neighbor_radius, confidence=config.neighbor_confidence
+        )
     return TemporalNeighbors(enabled=False, radius=1, confidence=0.8)
 
 
@@ -312,21 +357,26 @@ def _rewrites(reading: QuestionReading) -> list[str]:
     return list(dict.fromkeys(q for q in clipped if q))[:MAX_REWRITES]
 
 
-def _seed_quotas(reading: QuestionReading, window: TimeWindow) -> SeedQuotas:
+def _seed_quotas(
+    reading: QuestionReading, window: TimeWindow, config: OfflinePlannerConfig
+) -> SeedQuotas:
     """The paper's time-window quota table (only meaningful with a window)."""
     if not window.enabled:
         return SeedQuotas()
     if window_is_full_day(window):
         broad_day = reading.timeline.enabled or reading.coverage.enabled
-        return SeedQuotas(time_window_quota=15 if broad_day else 12)
+        quota = config.quota_day_broad if broad_day else config.quota_day_focused
+        return SeedQuotas(time_window_quota=quota)
     if reading.timeline.enabled:
-        return SeedQuotas(time_window_quota=25)
+        return SeedQuotas(time_window_quota=config.quota_timeline)
     if reading.coverage.enabled:
-        return SeedQuotas(time_window_quota=20)
-    return SeedQuotas(time_window_quota=15)
+        return SeedQuotas(time_window_quota=config.quota_coverage)
+    return SeedQuotas(time_window_quota=config.quota_default)
 
 
-def plan_from_reading(reading: QuestionReading) -> RoundPlan:
+def plan_from_reading(
+    reading: QuestionReading, config: OfflinePlannerConfig = DEFAULT_PLANNER_CONFIG
+) -> RoundPlan:
     """The first-round plan for a question reading."""
     entities = reading.entities
     lexical = reading.resolved.replace("?", " ")
@@ -342,7 +392,7 @@ def plan_from_reading(reading: QuestionReading) -> RoundPlan:
         coverage_diversification=reading.coverage,
         temporal_neighbors=reading.neighbors,
         timeline_mode=reading.timeline,
-        seed=_seed_quotas(reading, window),
+        seed=_seed_quotas(reading, window, config),
     )
 
 
@@ -408,6 +458,10 @@ def alternative_plans(base: RoundPlan, missing: list[str] | None = None) -> Iter
 class OfflineRoundPlanner(dspy.Module):
     """Deterministic twin of `RoundPlanner`: `forward(**planner_inputs) -> Prediction(plan)`."""
 
+    def __init__(self, config: OfflinePlannerConfig | None = None) -> None:
+        super().__init__()
+        self.config = config or DEFAULT_PLANNER_CONFIG
+
     def forward(
         self,
         question: str,
@@ -426,8 +480,9 @@ class OfflineRoundPlanner(dspy.Module):
             requester or None,
             known_people or [],
             known_devices or [],
+            self.config,
         )
-        plan = plan_from_reading(reading)
+        plan = plan_from_reading(reading, self.config)
         previous = list(previous_plans or [])
         if previous:
             candidates = [plan, *alternative_plans(plan)]

@@ -21,9 +21,10 @@ from memory.fusion.candidates import CandidateConfig, CandidateRecord, pack_memb
 from memory.fusion.commit import replay_pending
 from memory.models import Event, is_fused_id
 from memory.store_api import MemoryStoreAPI
-from signatures.fusion import FusionAgentProgram, ToolStep
-from signatures.fusion_offline import OfflineFusionPolicy
+from signatures.fusion import ToolStep
+from signatures.fusion_offline import FusionPolicyConfig, OfflineFusionPolicy
 from signatures.lm import lm_from_settings
+from signatures.programs import fusion_policy, program_for
 
 # DSPy otherwise fetches LiteLLM's model-cost map from GitHub on the first LLM call: MemFuse
 # must run offline, so the bundled snapshot is used unless the caller decided otherwise.
@@ -67,12 +68,17 @@ def forget_stores() -> None:
 
 
 def policy_for(ctx: FusionContext) -> Any:
-    """The decision program: an injected one, the DSPy agent (llm) or the offline twin."""
+    """The decision program: an injected one, the DSPy agent (a compiled one when
+    `signatures.programs` finds it) or the offline twin (with a tuned policy's thresholds,
+    which the context's own `policy_config` overrides)."""
     if ctx.program is not None:
         return ctx.program
     if ctx.policy == "llm":
-        return FusionAgentProgram()
-    return OfflineFusionPolicy(ctx.offline_policy_config())
+        return program_for("fusion")
+    tuned = fusion_policy().policy
+    if not tuned:
+        return OfflineFusionPolicy(ctx.offline_policy_config())
+    return OfflineFusionPolicy(FusionPolicyConfig(**{**tuned, **(ctx.policy_config or {})}))
 
 
 def lm_scope(ctx: FusionContext) -> AbstractContextManager[Any]:

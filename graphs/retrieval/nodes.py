@@ -29,17 +29,17 @@ from memory.retrieval import assemble_context, resolve_recipe, search
 from memory.search.config import SearchConfig
 from memory.search.plan import RoundPlan
 from memory.store_api import MemoryStoreAPI
-from signatures.evidence import EvidenceItem, EvidenceJudge, judge_inputs
+from signatures.evidence import EvidenceItem, judge_inputs
 from signatures.evidence_offline import OfflineEvidenceJudge
 from signatures.lm import lm_from_settings
-from signatures.planning import RoundPlanner, planner_inputs
+from signatures.planning import planner_inputs
 from signatures.planning_offline import OfflineRoundPlanner, alternative_plans, first_unexecuted
+from signatures.programs import PROGRAMS, PlannerPolicy, planner_policy, program_for
 
 EVIDENCE_EVENTS = 60  # accumulated events shown to the judge, best score first
 EVIDENCE_FUSED = 5  # fused summaries shown to the judge
 _FACET_PREFIX = re.compile(r"^(entity|keyword|time):\s*")
 
-_OFFLINE_PLANNER = OfflineRoundPlanner()
 _OFFLINE_JUDGE = OfflineEvidenceJudge()
 
 
@@ -117,19 +117,14 @@ def decision_lm(context: RetrievalContext) -> Any | None:
     return _LMS[key]
 
 
-# Compiled (optimised) programs are picked up from MEMFUSE_PROGRAMS_DIR under these names.
-PROGRAM_FILES = {"plan": "plan_retrieval_round.json", "judge": "judge_evidence.json"}
+# Compiled (optimised) programs: see signatures.programs for where they are looked up.
+_TARGETS = {"plan": "planner", "judge": "judge"}
+PROGRAM_FILES = {kind: PROGRAMS[target].filename for kind, target in _TARGETS.items()}
 
 
-@lru_cache(maxsize=8)
 def llm_module(kind: Literal["plan", "judge"], programs_dir: str | None = None) -> dspy.Module:
-    """The DSPy program for a decision, loaded from a saved state when one exists."""
-    module: dspy.Module = RoundPlanner() if kind == "plan" else EvidenceJudge()
-    if programs_dir:
-        path = Path(programs_dir) / PROGRAM_FILES[kind]
-        if path.is_file():
-            module.load(str(path))
-    return module
+    """The DSPy program for a decision: an optimiser's override, a compiled program, or plain."""
+    return program_for(_TARGETS[kind], programs_dir)
 
 
 def _programs_dir(context: RetrievalContext) -> str | None:
@@ -137,10 +132,27 @@ def _programs_dir(context: RetrievalContext) -> str | None:
     return str(directory) if directory else None
 
 
+def policy_of(context: RetrievalContext) -> PlannerPolicy:
+    """The tuned planner policy in force (search and offline-planner overrides; often empty)."""
+    return planner_policy(_programs_dir(context))
+
+
+@lru_cache(maxsize=16)
+def _offline_planner(policy_key: str) -> OfflineRoundPlanner:
+    return OfflineRoundPlanner(PlannerPolicy.from_key(policy_key).planner_config())
+
+
+def offline_planner(context: RetrievalContext) -> OfflineRoundPlanner:
+    return _offline_planner(policy_of(context).key())
+
+
 @lru_cache(maxsize=64)
-def search_config(recipe: str, k: int, use_constraints: bool) -> SearchConfig:
-    """The round's recipe with k and the constraint switch applied."""
-    config = resolve_recipe(recipe)
+def search_config(
+    recipe: str, k: int, use_constraints: bool, policy_key: str = ""
+) -> SearchConfig:
+    """The round's recipe with the tuned overrides (a `PlannerPolicy.key()`), k and the
+    constraint switch applied."""
+    config = PlannerPolicy.from_key(policy_key).apply(resolve_recipe(recipe))
     changes: dict[str, Any] = {}
     if config.top_k != k:
         changes["top_k"] = k
@@ -226,8 +238,8 @@ def plan_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, An
         )
         lm = decision_lm(context)
         prediction, _, notes = decide(
-            lambda: llm_module("plan", _programs_dir(context)), _OFFLINE_PLANNER, inputs, lm,
-            "round 1 planner",
+            lambda: llm_module("plan", _programs_dir(context)), offline_planner(context), inputs,
+            lm, "round 1 planner",
         )
         return {"plan": prediction.plan, "question_time": when, "notes": notes}
 
@@ -256,7 +268,9 @@ def search_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, 
     context = context_of(runtime)
     if state.plan is None:
         raise ConfigurationError("search_round reached without a plan")
-    config = search_config(context.recipe, top_k_of(state, context), context.use_constraints)
+    config = search_config(
+        context.recipe, top_k_of(state, context), context.use_constraints, policy_of(context).key()
+    )
     result = search(
         store_of(context), state.plan, config,
         requester=state.requester, question_time=question_time_of(state),
@@ -365,6 +379,8 @@ def stop_reason_of(state: State, context: RetrievalContext) -> str:
         return f"judged sufficient after round {state.round}"
     if state.round >= context.max_rounds:
         return f"reached the maximum of {context.max_rounds} rounds"
+    if state.judgements and state.judgements[-1].next_plan is None:
+        return f"no further plan after round {state.round}: missing facets already searched"
     return f"stopped after round {state.round}"
 
 
@@ -372,7 +388,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     """Final top-k (judged ids pinned, back-filled from the pool) → the reader's context."""
     context = context_of(runtime)
     k = top_k_of(state, context)
-    config = search_config(context.recipe, k, context.use_constraints)
+    config = search_config(context.recipe, k, context.use_constraints, policy_of(context).key())
     selected = state.judgements[-1].selected_ids if state.judgements else []
     ranked = final_selection(selected, state.candidates, k, state.found, context.backfill)
     chosen = [state.candidates[i] for i in ranked]
@@ -420,4 +436,6 @@ def route_after_judge(
         return "plan"
     if state.judgements and state.judgements[-1].sufficient:
         return "assemble"
+    if state.judgements and state.judgements[-1].next_plan is None:
+        return "assemble"  # the judge sees nothing more worth searching for
     return "plan"
