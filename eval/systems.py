@@ -255,8 +255,8 @@ def fusion_metrics(store: Any, scenario: BenchScenario) -> Mapping[str, Any]:
 
 
 def _fusion_config_key() -> str:
-    """Changes whenever the fusion behaviour can change (thresholds, limits, LLM model), so a
-    cached store is never reused across different fusion configurations."""
+    """Changes whenever the fusion behaviour can change (thresholds, limits, tuned policy or
+    compiled program, LLM model), so a cached store is never reused across configurations."""
     import dataclasses
     import hashlib
     import json
@@ -271,7 +271,14 @@ def _fusion_config_key() -> str:
         for f in dataclasses.fields(FusionContext)
         if f.name not in where
     }
-    parts = [context, FusionPolicyConfig().model_dump(), CandidateConfig().model_dump()]
+    from signatures.programs import fusion_policy, program_path
+
+    program = program_path("fusion")  # a compiled LLM program changes ingest too
+    parts = [
+        context, FusionPolicyConfig().model_dump(), CandidateConfig().model_dump(),
+        fusion_policy().policy,
+        hashlib.sha256(program.read_bytes()).hexdigest() if program else None,
+    ]
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
     return "fused-" + digest[:12]
 
