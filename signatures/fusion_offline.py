@@ -42,10 +42,11 @@ class FusionPolicyConfig(BaseModel):
     Defaults come from a first look at one synthetic scenario: a shared *person* is by far
     the strongest sign that two nearby observations belong to one storyline (a shared place
     or a similar text is common among unrelated background logs), and a cause shares rare
-    words with its effect (see `memory.fusion.rarity`). `update_min_similarity`,
-    `same_moment_minutes` and `create_min_similarity` are the winner of `memfuse optimize
-    --target fusion --optimizer grid` on MemFuseBench (programs/fusion_policy.manifest.json:
-    purity and downstream recall, train S1-S4, dev S5-S6; was 0.35 / 10 / 0.3).
+    words with its effect (see `memory.fusion.rarity`). The fusion grid's winner (0.45 / 5 /
+    0.4 for `update_min_similarity` / `same_moment_minutes` / `create_min_similarity`, in
+    programs/fusion_policy.json) raised purity but lowered downstream evidence recall on dev
+    and on the full benchmark's fusion questions, so it is not the default: load it with
+    MEMFUSE_FUSION_POLICY when purer packs matter more than recall.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -59,17 +60,17 @@ class FusionPolicyConfig(BaseModel):
         default=10.0, ge=0, description="How far outside a pack's time range the event may fall."
     )
     update_min_similarity: float = Field(
-        default=0.45, ge=-1, le=1, description="Min cosine between the event and the pack summary."
+        default=0.35, ge=-1, le=1, description="Min cosine between the event and the pack summary."
     )
     inspect_before_update: bool = Field(
         default=True, description="Look up the pack's members first, to summarise from them."
     )
     # create a new pack from the same moment seen by other devices
     same_moment_minutes: float = Field(
-        default=5.0, ge=0, description="Max time distance of a companion event."
+        default=10.0, ge=0, description="Max time distance of a companion event."
     )
     create_min_similarity: float = Field(
-        default=0.4, ge=-1, le=1, description="Min cosine between the event and a companion."
+        default=0.3, ge=-1, le=1, description="Min cosine between the event and a companion."
     )
     create_max_members: int = Field(default=6, ge=2, description="Size cap of a new pack.")
     skip_packed_companions: bool = Field(
