@@ -15,8 +15,8 @@ def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None
     table = Table(title=title, show_lines=False, expand=True)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("time", no_wrap=True)
-    table.add_column("device", no_wrap=True)
-    table.add_column("location", no_wrap=True)
+    table.add_column("device", no_wrap=True, max_width=22, overflow="ellipsis")
+    table.add_column("location", no_wrap=True, max_width=16, overflow="ellipsis")
     table.add_column("id", no_wrap=True)
     table.add_column("path", overflow="fold", max_width=28)
     table.add_column("observation", overflow="fold", ratio=1)
@@ -28,8 +28,10 @@ def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None
         if entry.kind == NodeKind.FUSED:
             description = f"[italic]summary:[/italic] {description}"
         path = entry.provenance + (f" via {entry.via_fused}" if entry.via_fused else "")
+        devices = entry.device.split(",")
+        device = devices[0] + (f" +{len(devices) - 1}" if len(devices) > 1 else "")
         table.add_row(
-            str(i), format_timestamp(entry.timestamp), entry.device, entry.location, node, path, description
+            str(i), format_timestamp(entry.timestamp), device, entry.location, node, path, description
         )
     return table
 
@@ -54,4 +56,7 @@ def stats_table(stats: StoreStats, where: str) -> Table:
 
 
 def console() -> Console:
-    return Console(highlight=False)
+    """Rich console; when output is not a terminal (logs, `make demo`), tables get 160 columns
+    instead of 80 so that provenance columns stay readable."""
+    probe = Console()
+    return Console(highlight=False, width=None if probe.is_terminal else max(probe.width, 160))
