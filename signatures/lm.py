@@ -6,11 +6,16 @@ on their offline twins when there is none; graphs ask `decision_lm()` which it i
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import dspy
 
 from memory.errors import ConfigurationError
+
+# LiteLLM (under DSPy) otherwise downloads a model-cost map on the first call; every decision
+# LM is built here, so setting the default on import keeps MemFuse offline.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def make_lm(

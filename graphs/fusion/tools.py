@@ -6,7 +6,6 @@ indexes); unfinished plans are replayed the first time a store is opened here.
 
 from __future__ import annotations
 
-import os
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -25,10 +24,6 @@ from signatures.fusion import ToolStep
 from signatures.fusion_offline import FusionPolicyConfig, OfflineFusionPolicy
 from signatures.lm import lm_from_settings
 from signatures.programs import fusion_policy, program_for
-
-# DSPy otherwise fetches LiteLLM's model-cost map from GitHub on the first LLM call: MemFuse
-# must run offline, so the bundled snapshot is used unless the caller decided otherwise.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 _LOCK = threading.Lock()
 _STORES: dict[tuple[str, str, str | None, int], MemoryStoreAPI] = {}
