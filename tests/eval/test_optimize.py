@@ -6,13 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import dspy
-import numpy as np
 import pytest
 
 from eval.bench_data import load_dataset
@@ -28,26 +27,10 @@ from graphs.retrieval.run import ControllerOptions, retrieve
 from memfuse.settings import MemFuseSettings
 from memory.errors import ConfigurationError
 from memory.store import MemoryStore
-from memory.text import tokenize
 from signatures import programs
 from signatures.programs import load_policy, load_program, target_version
+from tests.embedders import tiny_embedder
 from tests.fake_openai import start_fake_openai
-
-
-class BagOfWordsEmbedder:
-    """Hashed bag of words: deterministic, instant, and similar texts get similar vectors."""
-
-    model_id = "test:bow-64"
-    dim = 64
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for token in tokenize(text) or [text]:
-                digest = hashlib.sha256(token.encode()).digest()
-                out[row, int.from_bytes(digest[:4], "little") % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +73,7 @@ def request(tiny: Path, tmp_path: Path, **kw: Any) -> OptimizeRequest:
     settings = kw.pop("settings", None) or MemFuseSettings(data_dir=tmp_path / "data")
     return OptimizeRequest(
         dataset=tiny, data_dir=tmp_path / "stores", settings=settings,
-        embedder=BagOfWordsEmbedder(), progress=False, **kw,
+        embedder=tiny_embedder(), progress=False, **kw,
     )
 
 
@@ -288,7 +271,7 @@ def llm_settings(
 def run_loaded_planner(tiny: Path, tmp_path: Path, settings: MemFuseSettings) -> None:
     """One question through the controller (LLM policy) on a fresh store of scenario S2."""
     scenario = load_dataset(tiny).scenarios[1]
-    store = MemoryStore.open(tmp_path / "check-store", embedder=BagOfWordsEmbedder())
+    store = MemoryStore.open(tmp_path / "check-store", embedder=tiny_embedder())
     try:
         store.add_events(scenario.events)
         question = scenario.questions[0]
@@ -373,7 +356,7 @@ def test_bootstrap_compiles_the_fusion_agent_and_ingest_uses_it(
         from graphs.fusion.context import FusionContext
         from graphs.fusion.ingest import ingest_events
 
-        store = MemoryStore.open(tmp_path / "check", embedder=BagOfWordsEmbedder())
+        store = MemoryStore.open(tmp_path / "check", embedder=tiny_embedder())
         try:
             context = FusionContext(
                 policy="llm", data_dir=str(tmp_path), namespace="default", llm_model="fake",
