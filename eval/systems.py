@@ -107,19 +107,6 @@ class EventStream:
         pass
 
 
-def event_entry(event: Event, provenance: str, score: float = 0.0) -> ContextEntry:
-    return ContextEntry(
-        kind=NodeKind.EVENT,
-        node_id=event.event_id,
-        timestamp=event.timestamp,
-        device=event.device,
-        location=event.location,
-        text=event.serialize(),
-        score=score,
-        provenance=provenance,
-    )
-
-
 def sized(recipe: SearchConfig, k: int) -> SearchConfig:
     """The recipe returning k events into a context of k entries."""
     return recipe.with_(top_k=k, context=recipe.context.model_copy(update={"entries": k}))
@@ -173,7 +160,7 @@ class LongContextSystem:
     def retrieve(self, store: Any, question: BenchQuestion, k: int) -> RetrievalOutcome:
         start = time.perf_counter()
         events = [e for e in store.all_events() if e.timestamp <= question.time]
-        context = [event_entry(e, "full stream") for e in events]
+        context = [ContextEntry.for_event(e, 0.0, "full stream") for e in events]
         elapsed = (time.perf_counter() - start) * 1000
         return RetrievalOutcome(
             event_ids=[e.event_id for e in events], context=context, elapsed_ms=elapsed

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from memory.models import EdgeType, NodeKind
+from memory.models import EdgeType, Event, NodeKind
 
 
 class PathStep(BaseModel):
@@ -91,6 +91,23 @@ class ContextEntry(BaseModel):
     score: float
     provenance: str = Field(description="The path that brought it, human readable.")
     via_fused: str | None = None
+
+    @classmethod
+    def for_event(
+        cls, event: Event, score: float, provenance: str, via_fused: str | None = None
+    ) -> ContextEntry:
+        """The entry of one atomic event, serialized as the reader sees it."""
+        return cls(
+            kind=NodeKind.EVENT,
+            node_id=event.event_id,
+            timestamp=event.timestamp,
+            device=event.device,
+            location=event.location,
+            text=event.serialize(),
+            score=score,
+            provenance=provenance,
+            via_fused=via_fused,
+        )
 
 
 class SearchResult(BaseModel):

@@ -121,20 +121,7 @@ def assemble_context(
                 )
             )
         else:
-            event = events[node_id]
-            entries.append(
-                ContextEntry(
-                    kind=NodeKind.EVENT,
-                    node_id=node_id,
-                    timestamp=event.timestamp,
-                    device=event.device,
-                    location=event.location,
-                    text=event.serialize(),
-                    score=score,
-                    provenance=provenance,
-                    via_fused=via,
-                )
-            )
+            entries.append(ContextEntry.for_event(events[node_id], score, provenance, via))
     entries = _within_chars(entries, budget.max_chars)
     return sorted(entries, key=lambda e: (e.timestamp, e.node_id))
 

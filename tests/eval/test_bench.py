@@ -13,9 +13,9 @@ import pytest
 from eval import systems as systems_module
 from eval.bench import run_bench
 from eval.bench_data import load_dataset
-from graphs.llm import RetryPolicy
 from eval.metrics import count_tokens
 from eval.systems import IngestMode, plain_ingest
+from graphs.llm import RetryPolicy
 from memfuse.settings import MemFuseSettings
 from tests.fake_openai import start_fake_openai
 
@@ -294,9 +294,10 @@ def test_unscorable_question_withholds_the_aggregate(tmp_path):
 def test_system_registry_and_helpers():
     from datetime import datetime
 
-    from eval.systems import SYSTEMS, event_entry, ranked_event_ids, resolve_systems, sized
+    from eval.systems import SYSTEMS, ranked_event_ids, resolve_systems, sized
     from memory.errors import ConfigurationError
     from memory.models import Event
+    from memory.records import ContextEntry
     from memory.search.config import HYBRID_RRF
 
     assert set(SYSTEMS) >= {"naive_rag", "bm25", "hybrid", "memfuse", "long_context"}
@@ -318,7 +319,7 @@ def test_system_registry_and_helpers():
             modality="motion",
             description=f"event {eid}",
         )
-        return event_entry(event, "seed")
+        return ContextEntry.for_event(event, 0.0, "seed")
 
     context = [entry("a", 1), entry("b", 2), entry("c", 3), entry("b", 2)]
     # rank order first, unranked (e.g. fused members) after, deduplicated, cut at k
