@@ -32,7 +32,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from eval.bench_data import BenchDataset, BenchQuestion, BenchScenario, DatasetFormat, load_dataset
 from eval.judge import JudgeError, judge_role
-from graphs.llm import LLMProviderError, RetryPolicy, reader_role
 from eval.metrics import (
     QuestionMeasure,
     aggregate,
@@ -53,6 +52,7 @@ from eval.systems import (
     full_context,
     resolve_systems,
 )
+from graphs.llm import LLMProviderError, RetryPolicy, reader_role
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.errors import ConfigurationError
 

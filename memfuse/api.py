@@ -7,9 +7,10 @@ one way of doing each thing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 

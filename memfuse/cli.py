@@ -10,7 +10,6 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Optional
 
 import click
 import typer
@@ -52,9 +51,9 @@ def ingest(
     file: Path = typer.Argument(..., help="JSONL of events, a MemFuseBench JSON or a LoCoMo JSON."),
     fmt: str = typer.Option("auto", "--format", help="auto | jsonl | memfusebench | locomo"),
     mode: str = typer.Option("fused", "--mode", help="fused (through the fusion agent) | plain (events only)"),
-    scenario: Optional[str] = typer.Option(None, "--scenario", help="Only this scenario of a benchmark file."),
-    data_dir: Optional[Path] = DataDir,
-    namespace: Optional[str] = Namespace,
+    scenario: str | None = typer.Option(None, "--scenario", help="Only this scenario of a benchmark file."),
+    data_dir: Path | None = DataDir,
+    namespace: str | None = Namespace,
 ) -> None:
     """Validate and store events (all or nothing), fusing each one into the graph."""
     from memfuse.inputs import read_events
@@ -79,13 +78,13 @@ def ingest(
 @app.command()
 def search(
     query: str = typer.Argument(..., help="What to look for."),
-    time: Optional[str] = typer.Option(None, "--time", help="Question time (ISO); default now."),
-    user: Optional[str] = typer.Option(None, "--user", help="Who asks ('I/me/my' resolve to them)."),
+    time: str | None = typer.Option(None, "--time", help="Question time (ISO); default now."),
+    user: str | None = typer.Option(None, "--user", help="Who asks ('I/me/my' resolve to them)."),
     k: int = typer.Option(20, "-k", min=1, help="Events in the context."),
     system: str = typer.Option("memfuse", "--system", help="memfuse | naive_rag | bm25 | hybrid"),
     as_json: bool = typer.Option(False, "--json", help="Print the context as JSON lines."),
-    data_dir: Optional[Path] = DataDir,
-    namespace: Optional[str] = Namespace,
+    data_dir: Path | None = DataDir,
+    namespace: str | None = Namespace,
 ) -> None:
     """Print the retrieved context with provenance (time, device, location, id, path)."""
     with _open(data_dir, namespace) as memory:
@@ -100,11 +99,11 @@ def search(
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question."),
-    user: Optional[str] = typer.Option(None, "--user", help="Who asks."),
-    time: Optional[str] = typer.Option(None, "--time", help="Question time (ISO); default now."),
+    user: str | None = typer.Option(None, "--user", help="Who asks."),
+    time: str | None = typer.Option(None, "--time", help="Question time (ISO); default now."),
     k: int = typer.Option(20, "-k", min=1),
-    data_dir: Optional[Path] = DataDir,
-    namespace: Optional[str] = Namespace,
+    data_dir: Path | None = DataDir,
+    namespace: str | None = Namespace,
 ) -> None:
     """Answer through the `answer` graph (offline: the evidence only, and a note saying so)."""
     out = console()
@@ -118,7 +117,7 @@ def ask(
 
 
 @app.command()
-def stats(data_dir: Optional[Path] = DataDir, namespace: Optional[str] = Namespace) -> None:
+def stats(data_dir: Path | None = DataDir, namespace: str | None = Namespace) -> None:
     """Counts of events, fused nodes and edges by type."""
     with _open(data_dir, namespace) as memory:
         console().print(stats_table(memory.stats(), str(memory.store.data_dir)))
@@ -141,12 +140,12 @@ def synth(
 @app.command()
 def bench(
     dataset: Path = typer.Option(..., "--dataset", help="MemFuseBench or LoCoMo JSON."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="memfusebench | locomo (default: detect)."),
+    fmt: str | None = typer.Option(None, "--format", help="memfusebench | locomo (default: detect)."),
     systems: str = typer.Option("naive_rag,bm25,hybrid,memfuse", "--systems"),
     k: int = typer.Option(20, "-k", min=1),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Questions per scenario."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Questions per scenario."),
     out: Path = typer.Option(Path("bench-out"), "--out"),
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
 ) -> None:
     """Compare systems on a benchmark; writes results.json, report.md and a chart."""
     from eval.bench import run_bench
@@ -167,7 +166,7 @@ def bench_perf(
     events: int = typer.Option(10_000, "--events", min=100),
     queries: int = typer.Option(200, "--queries", min=10),
     mode: str = typer.Option("plain", "--mode", help="plain | fused"),
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
 ) -> None:
     """Ingest events/s and search p50/p95 latency on synthetic events."""
     from eval.perf import run_perf
@@ -183,31 +182,31 @@ def optimize(
     dataset: Path = typer.Option(
         ..., "--dataset", help="MemFuseBench JSON (LoCoMo: planner/judge only)."
     ),
-    train_scenarios: Optional[str] = typer.Option(
+    train_scenarios: str | None = typer.Option(
         None, "--train-scenarios", help="Scenario ids, e.g. S1,S2 (default: the first 4)."
     ),
-    dev_scenarios: Optional[str] = typer.Option(
+    dev_scenarios: str | None = typer.Option(
         None, "--dev-scenarios", help="Scenario ids (default: the last 2)."
     ),
-    out: Optional[Path] = typer.Option(
+    out: Path | None = typer.Option(
         None, "--out", help="Result file (default: programs/<standard name>.json)."
     ),
     k: int = typer.Option(20, "-k", min=1, help="Context size the evidence recall is measured at."),
-    limit: Optional[int] = typer.Option(
+    limit: int | None = typer.Option(
         None, "--limit", min=1, help="Questions (fusion: episode slices) per scenario."
     ),
     max_demos: int = typer.Option(4, "--max-demos", min=0, help="Bootstrapped demos/predictor."),
     auto: str = typer.Option("light", "--auto", help="mipro/gepa budget: light | medium | heavy."),
-    num_candidates: Optional[int] = typer.Option(
+    num_candidates: int | None = typer.Option(
         None, "--num-candidates", min=1, help="mipro candidates (with --num-trials)."
     ),
-    num_trials: Optional[int] = typer.Option(
+    num_trials: int | None = typer.Option(
         None, "--num-trials", min=1, help="mipro trials (with --num-candidates)."
     ),
-    max_metric_calls: Optional[int] = typer.Option(
+    max_metric_calls: int | None = typer.Option(
         None, "--max-metric-calls", min=1, help="gepa budget instead of --auto."
     ),
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
 ) -> None:
     """Tune a decision on the benchmark (train/dev split by scenario); save it with a manifest."""
     from eval.optimize import DSPyOptions, OptimizeRequest
@@ -242,7 +241,7 @@ def show_question(
     dataset: Path = typer.Option(..., "--dataset"),
     index: int = typer.Option(0, "--index", min=0, help="Question number in the first scenario."),
     system: str = typer.Option("memfuse", "--system"),
-    data_dir: Optional[Path] = DataDir,
+    data_dir: Path | None = DataDir,
 ) -> None:
     """One benchmark question: gold answer, retrieved context with provenance, gold evidence marked ✓."""
     from eval.showcase import show_question as run

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -68,8 +69,7 @@ def parse_timestamp(value: Any) -> datetime:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}")
     text = value.strip()
-    if text.endswith("Z"):
-        text = text[:-1]
+    text = text.removesuffix("Z")
     try:
         return datetime.fromisoformat(text).replace(tzinfo=None)
     except ValueError:

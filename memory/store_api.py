@@ -7,8 +7,9 @@ All vectors are L2-normalised float32 numpy arrays, so cosine = dot product.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Literal, Protocol, Sequence
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field

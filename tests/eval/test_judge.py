@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from eval.judge import Judge, MalformedVerdict, parse_verdict
-from eval.judge import JudgeError, judge_role
+from eval.judge import Judge, JudgeError, MalformedVerdict, judge_role, parse_verdict
 from graphs.llm import LLMProviderError, RetryPolicy
 from memfuse.settings import MemFuseSettings
 from tests.fake_openai import Fail, start_fake_openai
