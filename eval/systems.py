@@ -107,11 +107,6 @@ class EventStream:
         pass
 
 
-def sized(recipe: SearchConfig, k: int) -> SearchConfig:
-    """The recipe returning k events into a context of k entries."""
-    return recipe.with_(top_k=k, context=recipe.context.model_copy(update={"entries": k}))
-
-
 def ranked_event_ids(context: Sequence[ContextEntry], ranking: Sequence[str], k: int) -> list[str]:
     """Context events in rank order (unranked ones, e.g. fused members, after them), ≤ k."""
     position = {node_id: i for i, node_id in enumerate(ranking)}
@@ -133,7 +128,7 @@ class RecipeSystem:
     def retrieve(self, store: Any, question: BenchQuestion, k: int) -> RetrievalOutcome:
         from memory.retrieval import assemble_context, search
 
-        config = sized(self.recipe, k)
+        config = self.recipe.sized(k)
         start = time.perf_counter()
         result = search(
             store,

@@ -165,10 +165,9 @@ class MemFuse:
             return result.context, result.rounds
         from memory.retrieval import assemble_context, search
 
-        recipe = RECIPES[system].with_(top_k=k)
+        recipe = RECIPES[system].sized(k)
         found = search(self.store, query, recipe, requester=user, question_time=when)
-        budget = recipe.context.model_copy(update={"entries": k})
-        return assemble_context(self.store, found.candidates, found.fused, budget), 1
+        return assemble_context(self.store, found.candidates, found.fused, recipe.context), 1
 
     def ask(self, question: str, *, user: str | None = None, time: datetime | None = None, k: int = 20) -> AskResult:
         """Run the `answer` graph: retrieval, then the reader when an LLM is configured."""

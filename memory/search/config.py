@@ -126,6 +126,10 @@ class SearchConfig(BaseModel):
     def with_(self, **changes: object) -> SearchConfig:
         return self.model_copy(update=changes)
 
+    def sized(self, k: int) -> SearchConfig:
+        """The recipe returning k events into a context of k entries."""
+        return self.with_(top_k=k, context=self.context.model_copy(update={"entries": k}))
+
 
 # Named recipes — one line each on what they are.
 MEMFUSE_DEFAULT = SearchConfig()  # the full engine: the paper's parameters, seed pool tuned

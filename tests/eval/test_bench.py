@@ -294,7 +294,7 @@ def test_unscorable_question_withholds_the_aggregate(tmp_path):
 def test_system_registry_and_helpers():
     from datetime import datetime
 
-    from eval.systems import SYSTEMS, ranked_event_ids, resolve_systems, sized
+    from eval.systems import SYSTEMS, ranked_event_ids, resolve_systems
     from memory.errors import ConfigurationError
     from memory.models import Event
     from memory.records import ContextEntry
@@ -308,7 +308,7 @@ def test_system_registry_and_helpers():
             resolve_systems(["memfuse"])
         assert "memfuse" not in [s.name for s in resolve_systems(None)]
 
-    recipe = sized(HYBRID_RRF, 7)
+    recipe = HYBRID_RRF.sized(7)
     assert recipe.top_k == 7 and recipe.context.entries == 7 and recipe.name == "hybrid"
 
     def entry(eid, hour):
