@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.embeddings import EmbeddingConfig, make_embedder
 from memory.errors import MemFuseError
-from memory.models import Event, parse_events
+from memory.models import Event, as_events
 from memory.records import ContextEntry
 from memory.search.config import RECIPES
 from memory.store import MemoryStore
@@ -109,11 +109,7 @@ class MemFuse:
         """Validate the whole batch, then store it; in `fused` mode each event goes through the fusion graph."""
         import time
 
-        raw = list(events)
-        batch = [e for e in raw if isinstance(e, Event)]
-        dicts = [e for e in raw if not isinstance(e, Event)]
-        if dicts:
-            batch += parse_events(dicts)
+        batch = as_events(events)
         started = time.perf_counter()
         if mode == "plain":
             report = self.store.add_events(batch, progress=progress)

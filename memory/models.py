@@ -186,6 +186,13 @@ def parse_events(records: Iterable[dict[str, Any]]) -> list[Event]:
     return events
 
 
+def as_events(items: Iterable[Event | dict[str, Any]]) -> list[Event]:
+    """Events as given plus raw records validated as one batch (the first bad one aborts)."""
+    items = list(items)
+    raw = [e for e in items if not isinstance(e, Event)]
+    return [e for e in items if isinstance(e, Event)] + (parse_events(raw) if raw else [])
+
+
 class FusedNode(BaseModel):
     """A cluster-layer memory: a summary with back-pointers to its member events."""
 

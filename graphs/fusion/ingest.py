@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from graphs.fusion.context import FusionContext
 from graphs.fusion.graph import graph
 from memory.fusion.commit import replay_pending
-from memory.models import Event, parse_events
+from memory.models import Event, as_events
 from memory.store_api import MemoryStoreAPI
 
 
@@ -55,11 +55,8 @@ class IngestReport(BaseModel):
 
 
 def _as_events(events: Iterable[Event | dict[str, Any]]) -> list[Event]:
-    items = list(events)
-    raw = [e for e in items if not isinstance(e, Event)]
-    parsed = parse_events(raw) if raw else []
-    merged = [e for e in items if isinstance(e, Event)] + parsed
-    return sorted(merged, key=lambda e: (e.timestamp, e.event_id))
+    """The batch in time order: the agent fuses each event against what came before it."""
+    return sorted(as_events(events), key=lambda e: (e.timestamp, e.event_id))
 
 
 def ingest_events(
