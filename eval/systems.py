@@ -137,7 +137,9 @@ class RecipeSystem:
             requester=question.user,
             question_time=question.time,
         )
-        context = assemble_context(store, result.candidates, result.fused, config.context)
+        context = assemble_context(
+            store, result.candidates, result.fused, config.context, pinned_ids=result.guard_ids
+        )
         elapsed = (time.perf_counter() - start) * 1000
         ids = ranked_event_ids(context, result.event_ids(), k)
         return RetrievalOutcome(event_ids=ids, context=context, elapsed_ms=elapsed)

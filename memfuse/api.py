@@ -163,7 +163,9 @@ class MemFuse:
 
         recipe = RECIPES[system].sized(k)
         found = search(self.store, query, recipe, requester=user, question_time=when)
-        return assemble_context(self.store, found.candidates, found.fused, recipe.context), 1
+        return assemble_context(
+            self.store, found.candidates, found.fused, recipe.context, pinned_ids=found.guard_ids
+        ), 1
 
     def ask(self, question: str, *, user: str | None = None, time: datetime | None = None, k: int = 20) -> AskResult:
         """Run the `answer` graph: retrieval, then the reader when an LLM is configured."""

@@ -117,6 +117,10 @@ class SearchResult(BaseModel):
     seeds: list[str] = Field(default_factory=list, description="Seed ids in RRF order.")
     candidates: list[Candidate] = Field(default_factory=list, description="Ranked, projected to events, deduped, top-k.")
     fused: list[Candidate] = Field(default_factory=list, description="Ranked fused nodes (for context packs).")
+    guard_ids: list[str] = Field(
+        default_factory=list,
+        description="Events the guard reserved: the unconstrained (hybrid) top, always in candidates.",
+    )
     elapsed_ms: float = 0.0
 
     def event_ids(self) -> list[str]:

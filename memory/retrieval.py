@@ -80,10 +80,12 @@ def search(
     *,
     requester: str | None = None,
     question_time: datetime | str | None = None,
+    question: str | None = None,
 ) -> SearchResult:
     """One search call: the top-k events for the plan under the recipe, with traces.
 
-    `question_time` may be a datetime or an ISO-8601 string.
+    `question_time` may be a datetime or an ISO-8601 string; `question` is the asker's
+    own words when the plan rewrote them (the guard searches those).
     """
     when = None
     if question_time is not None:
@@ -92,6 +94,7 @@ def search(
         except ValueError as exc:
             raise InvalidQueryError(str(exc)) from None
     return run_search(
-        store, as_plan(plan), resolve_recipe(config), requester=requester, question_time=when
+        store, as_plan(plan), resolve_recipe(config), requester=requester, question_time=when,
+        question=question,
     )
 

@@ -27,6 +27,7 @@ from memory.models import NodeKind, is_fused_id, parse_timestamp
 from memory.records import Candidate
 from memory.retrieval import assemble_context, resolve_recipe, search
 from memory.search.config import SearchConfig
+from memory.search.guard import keep_reserved
 from memory.search.plan import RoundPlan
 from memory.store_api import MemoryStoreAPI
 from signatures.evidence import EvidenceItem, judge_inputs
@@ -274,8 +275,11 @@ def search_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, 
     result = search(
         store_of(context), state.plan, config,
         requester=state.requester, question_time=question_time_of(state),
+        question=state.question.strip() or None,
     )
+    first_round = {"guard_ids": result.guard_ids} if state.round == 0 else {}
     return {
+        **first_round,
         "round": state.round + 1,
         "plans": [state.plan],
         "searched_queries": queries_of(state.plan),
@@ -391,6 +395,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     config = search_config(context.recipe, k, context.use_constraints, policy_of(context).key())
     selected = state.judgements[-1].selected_ids if state.judgements else []
     ranked = final_selection(selected, state.candidates, k, state.found, context.backfill)
+    ranked = keep_reserved(ranked, state.guard_ids, k)  # round 1's guard, whatever was judged
     chosen = [state.candidates[i] for i in ranked]
     pinned_fused = [i for i in selected if is_fused_id(i) and i in state.fused]
     contributors = {c.via_fused for c in chosen if c.via_fused} | set(pinned_fused)
@@ -398,7 +403,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         (state.fused[i] for i in contributors if i in state.fused),
         key=lambda c: (c.node_id not in pinned_fused, -c.score, c.node_id),
     )
-    pinned = [i for i in selected if i in set(ranked)] + pinned_fused
+    pinned = [*state.guard_ids, *(i for i in selected if i in set(ranked)), *pinned_fused]
     entries = assemble_context(
         store_of(context), chosen, fused, config.context, pinned_ids=pinned
     ) if chosen or pinned else []

@@ -89,6 +89,9 @@ class State(InputState):
     """Accumulated fused-node candidates by id, best score kept."""
     judgements: Annotated[list[Judgement], operator.add] = field(default_factory=list)
     """One judgement per judged round."""
+    guard_ids: list[str] = field(default_factory=list)
+    """Round 1's reserved unconstrained (hybrid) top: kept in the final context whatever the
+    later rounds and the judge choose (see memory.search.guard)."""
     notes: Annotated[list[str], operator.add] = field(default_factory=list)
     """What went differently than planned (LLM output unusable, a repeated plan replaced…)."""
     stop_reason: str = ""

@@ -47,11 +47,48 @@ class ContextBudget(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    entries: int = Field(default=20, ge=1, description="Serialized context entries (a fused summary uses one).")
+    entries: int = Field(default=20, ge=1, description="Atomic events in the context.")
     max_fused: int = Field(default=3, ge=0, description="Fused nodes that may contribute.")
     max_members: int = Field(default=10, ge=1, description="Member events per contributing fused node.")
     max_chars: int = Field(default=128_000, ge=100, description="Character cap on the whole context.")
     include_summaries: bool = Field(default=True, description="Show fused summaries as entries.")
+    summaries_take_entries: bool = Field(
+        default=False,
+        description="A fused summary uses one of the `entries` (the paper) instead of coming on "
+        "top of them (at most `max_fused` extra lines). Off by default: three summaries then "
+        "pushed three events out, and evidence recall fell below the hybrid baseline's 20 "
+        "events on data our generator did not write (../shared/dev: 0.719 vs 0.770).",
+    )
+
+
+class GuardConfig(BaseModel):
+    """The share of the final slots kept for the unconstrained (hybrid) ranking.
+
+    See `memory.search.guard`: whatever a plan asks for, the plain question's best
+    hybrid hits keep these slots, so a wrong plan cannot make the context much worse
+    than the `hybrid` baseline.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    enabled: bool = Field(default=True, description="Reserve slots for the unconstrained ranking.")
+    depth: int = Field(
+        default=30, ge=1, description="Hits per unconstrained list (dense focus, BM25L): hybrid's."
+    )
+    share_unconstrained: float = Field(
+        default=0.6, ge=0.0, le=1.0,
+        description="Reserved share when the plan applies no constraint (graph and fused packs "
+        "compete for the rest).",
+    )
+    share_confident: float = Field(
+        default=0.3, ge=0.0, le=1.0,
+        description="Reserved share at constraint confidence 1.0 (linear in between).",
+    )
+    confidence_from: Literal["time_window", "any_constraint"] = Field(
+        default="any_constraint",
+        description="Whose confidence shrinks the reserve: the time window's alone, or the "
+        "highest of every honoured constraint (coverage, timeline and neighbours reorder too).",
+    )
 
 
 class SearchConfig(BaseModel):
@@ -78,11 +115,7 @@ class SearchConfig(BaseModel):
         "planner --optimizer grid` on MemFuseBench, see programs/planner_policy.manifest.json).",
     )
     constraint_confidence: float = Field(default=0.6, ge=0.0, le=1.0, description="Min confidence to apply a constraint.")
-    window_overfetch: int = Field(
-        default=4,
-        ge=1,
-        description="BM25L hits fetched per kept hit when a confident window filters them.",
-    )
+    guard: GuardConfig = Field(default_factory=GuardConfig)
     # graph expansion
     use_graph: bool = Field(default=True, description="Expand seeds along typed edges.")
     use_fused: bool = Field(default=True, description="Let fused nodes seed, expand and enter the context.")
@@ -93,7 +126,11 @@ class SearchConfig(BaseModel):
     # scoring
     beta: float = Field(default=0.7, gt=0.0, le=1.0, description="Graph-hop decay β.")
     rrf_weight: float = Field(default=2.0, ge=0.0, description="Weight of r_RRF in s(x).")
-    date_boost: float = Field(default=0.0, description="b_date; 0 because time is handled by planning.")
+    date_boost: float = Field(
+        default=0.3,
+        description="b_date: bonus of a candidate inside the plan's confident time window (the "
+        "paper's 0 relied on the window filtering seeds; here a window is a prior, never a filter).",
+    )
     priors: PathPriors = Field(default_factory=PathPriors)
     pack: PackWeights = Field(default_factory=PackWeights)
     rank_by: Literal["fusion_score", "rrf"] = Field(
@@ -137,16 +174,19 @@ NAIVE_RAG = SearchConfig(  # dense top-k only: the "naive RAG" baseline
     name="naive_rag", use_bm25=False, use_temporal=False, use_rewrites=False,
     use_constraints=False, use_graph=False, use_fused=False, dense_per_query=20, rank_by="rrf",
     seed_pool=30,  # the baselines keep the paper's pool (only MemFuse's was tuned)
+    guard=GuardConfig(enabled=False),  # a baseline is its own unconstrained ranking
 )
 BM25_ONLY = SearchConfig(  # lexical BM25L top-k only
     name="bm25", use_dense=False, use_temporal=False, use_rewrites=False,
     use_constraints=False, use_graph=False, use_fused=False, rank_by="rrf",
     seed_pool=30,  # the baselines keep the paper's pool (only MemFuse's was tuned)
+    guard=GuardConfig(enabled=False),  # a baseline is its own unconstrained ranking
 )
 HYBRID_RRF = SearchConfig(  # dense + BM25L fused by RRF, no graph
     name="hybrid", use_temporal=False, use_rewrites=False, use_constraints=False,
     use_graph=False, use_fused=False, dense_per_query=30, rank_by="rrf",
     seed_pool=30,  # the baselines keep the paper's pool (only MemFuse's was tuned)
+    guard=GuardConfig(enabled=False),  # a baseline is its own unconstrained ranking
 )
 MEMFUSE_NO_GRAPH = SearchConfig(name="memfuse_no_graph", use_graph=False)  # no edge traversal
 MEMFUSE_NO_FUSION = SearchConfig(name="memfuse_no_fusion", use_fused=False)  # fused nodes ignored, edges kept

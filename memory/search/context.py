@@ -1,8 +1,9 @@
 """Context assembly: ranked candidates → the reader's serialized, time-ordered context.
 
-Budgets (ContextBudget, paper Appendix C): at most `entries` lines; at most
-`max_fused` fused nodes contribute, each with its summary as one line (when
-`include_summaries`) and at most `max_members` member events; atomic events enter
+Budgets (ContextBudget, paper Appendix C): at most `entries` atomic events; at most
+`max_fused` fused nodes contribute, each with its summary as one extra line (when
+`include_summaries`; with `summaries_take_entries` the summary uses one of the
+`entries`, as in the paper) and at most `max_members` member events; atomic events enter
 directly; ids a controller pinned come first; everything is deduplicated; the joined
 text stays within `max_chars` (the lowest-ranked lines go first); and the result is
 ordered by timestamp, because a reader follows a story better in time order than in
@@ -32,7 +33,11 @@ class _Plan:
     open_fused: dict[str, int]  # fused id -> members placed
 
     def full(self) -> bool:
-        return len(self.picks) >= self.budget.entries
+        """No entry left: summaries count only when the budget says they take entries."""
+        if self.budget.summaries_take_entries:
+            return len(self.picks) >= self.budget.entries
+        events = sum(1 for node_id, _, _ in self.picks if not is_fused_id(node_id))
+        return events >= self.budget.entries
 
     def add(self, node_id: str, candidate: Candidate | None, via_fused: str | None = None) -> None:
         if node_id in self.seen or self.full():
@@ -49,8 +54,9 @@ class _Plan:
         if len(self.open_fused) >= self.budget.max_fused or self.full():
             return False
         self.open_fused[fused_id] = 0
-        if self.budget.include_summaries:
-            self.add(fused_id, candidate)
+        if self.budget.include_summaries and fused_id not in self.seen:
+            self.seen.add(fused_id)
+            self.picks.append((fused_id, candidate, None))
         return True
 
 

@@ -9,7 +9,7 @@ a per-call cache that batches event and vector reads.
 from __future__ import annotations
 
 import time
-from datetime import date, datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 
@@ -18,9 +18,10 @@ from memory.records import Candidate, SearchResult
 from memory.search.cache import StoreCache
 from memory.search.config import MEMFUSE_DEFAULT, SearchConfig
 from memory.search.constraints import diversify, temporal_neighbors, timeline_slots
-from memory.search.expansion import expand
+from memory.search.expansion import expand, unconstrained_trace
+from memory.search.guard import guarded_order, reserved_slots
 from memory.search.plan import RoundPlan
-from memory.search.pool import Scorer, project
+from memory.search.pool import ScoredPool, Scorer, project
 from memory.search.rrf import fuse_lists
 from memory.search.seeds import (
     Window,
@@ -29,6 +30,7 @@ from memory.search.seeds import (
     confident,
     drop_after,
     seed_queries,
+    unconstrained_lists,
 )
 from memory.store_api import MemoryStoreAPI
 
@@ -40,10 +42,13 @@ def run_search(
     *,
     requester: str | None = None,
     question_time: datetime | None = None,
+    question: str | None = None,
 ) -> SearchResult:
     """Run one round plan against the store and return the top-k events with their traces.
 
-    `requester` (who asks) gives the asker's own events the first turn when the plan
+    `question` is the asker's own words (default: the plan's focus): the guard's
+    unconstrained lists search exactly them, so its reserved slots hold what plain
+    hybrid retrieval finds for the question (see `memory.search.guard`). `requester` (who asks) gives the asker's own events the first turn when the plan
     asks to cover several people; `question_time` (when they ask) hides later events
     when the recipe's ``hide_after_question_time`` is on.
     """
@@ -54,13 +59,18 @@ def run_search(
 
     cutoff = question_time if config.hide_after_question_time else None
     lists = collect_seed_lists(cache, plan, config, query_vectors, window)
+    guard_lists = (
+        unconstrained_lists(store, question or plan.focus, config.guard.depth)
+        if config.guard.enabled else {}
+    )
     if cutoff is not None:
         lists = drop_after(cache, lists, cutoff)
+        guard_lists = drop_after(cache, guard_lists, cutoff)
     seeds = fuse_lists(lists, config.rrf_k, config.seed_pool)
     traces = expand(cache, seeds, config)
 
     scorer = Scorer(
-        cache, config, query_vectors, {s.node_id: s.score for s in seeds}, _days(window), cutoff
+        cache, config, query_vectors, {s.node_id: s.score for s in seeds}, window, cutoff
     )
     pool = scorer.pool(traces)
     neighbors = plan.temporal_neighbors
@@ -77,6 +87,12 @@ def run_search(
     events = cache.events(c.node_id for c in projected)
     selected = _select(projected, events, plan, config, window, requester)
 
+    guard_ids: list[str] = []
+    if config.guard.enabled:
+        reserve = reserved_slots(config.top_k, applied_confidence(plan, config), config.guard)
+        guard_ids = _ranked(guard_lists, config.rrf_k)[:reserve]
+        selected = _guarded(selected, guard_ids, config.top_k, scorer, pool)
+
     contributors = {c.via_fused for c in selected if c.via_fused}
     fused = [c for c in pool.ranking() if c.node_id in contributors]
     return SearchResult(
@@ -84,8 +100,44 @@ def run_search(
         seeds=[s.node_id for s in seeds],
         candidates=selected,
         fused=fused,
+        guard_ids=guard_ids,
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )
+
+
+def applied_confidence(plan: RoundPlan, config: SearchConfig) -> float:
+    """The confidence the guard scales by: the honoured time window's (`time_window`), or the
+    highest among every honoured constraint (`any_constraint`); 0 when none is honoured."""
+    window = plan.time_window.confidence if active_window(plan, config) is not None else 0.0
+    if config.guard.confidence_from == "time_window":
+        return window
+    others = (
+        plan.coverage_diversification.confidence if _coverage_dimensions(plan, config) else 0.0,
+        plan.timeline_mode.confidence if _timeline_on(plan, config) else 0.0,
+        plan.temporal_neighbors.confidence
+        if plan.temporal_neighbors.enabled and confident(plan.temporal_neighbors.confidence, config)
+        else 0.0,
+    )
+    return max(window, *others)
+
+
+def _ranked(lists: dict[str, list[str]], rrf_k: int) -> list[str]:
+    """The lists fused by RRF, best first (the hybrid baseline's order)."""
+    return [seed.node_id for seed in fuse_lists(lists, rrf_k, keep=sum(map(len, lists.values())))]
+
+
+def _guarded(
+    selected: list[Candidate], guard_ids: list[str], k: int, scorer: Scorer, pool: ScoredPool
+) -> list[Candidate]:
+    """The selection with the guard's reserved ids in it (see `memory.search.guard`)."""
+    order = guarded_order([c.node_id for c in selected], guard_ids, k, len(guard_ids))
+    by_id = {c.node_id: c for c in selected}
+    missing = [i for i in order if i not in by_id]
+    if missing:
+        scorer.prefetch(missing)
+    for node_id in missing:
+        by_id[node_id] = pool.events.get(node_id) or scorer.event(node_id, unconstrained_trace(node_id))
+    return [by_id[i] for i in order]
 
 
 def _embed_queries(
@@ -100,14 +152,6 @@ def _embed_queries(
     if not needed:
         return None
     return np.atleast_2d(np.asarray(store.embed_queries(queries), dtype=np.float32))
-
-
-def _days(window: Window | None) -> frozenset[date]:
-    """The calendar days a confident window covers: the targets of the date-match boost."""
-    if window is None:
-        return frozenset()
-    first, last = window[0].date(), window[1].date()
-    return frozenset(first + timedelta(days=i) for i in range((last - first).days + 1))
 
 
 def _coverage_dimensions(plan: RoundPlan, config: SearchConfig) -> list[str]:

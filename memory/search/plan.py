@@ -18,13 +18,23 @@ MAX_QUERY_CHARS = 80
 
 
 class TimeWindow(BaseModel):
-    """One bounded span; ``date`` alone means that whole day."""
+    """One bounded span: from ``date`` ``start_time`` to ``end_date`` (default: the same day)
+    ``end_time``. ``date`` alone means that whole day; ``end_date`` lets a span cross
+    midnight ("Thursday night") or cover several days ("from Thursday to Saturday", or a
+    causal question's look-back before its effect).
+
+    A window is a *prior*, never a filter: the search adds the window's events as an
+    extra seed list and gives them a small bonus, but never drops what lies outside.
+    """
 
     model_config = ConfigDict(extra="ignore")
 
     enabled: bool = False
     date: dt.date | None = None
     start_time: dt.time | None = None
+    end_date: dt.date | None = Field(
+        default=None, description="Last day of a multi-day span (None: the same day as `date`)."
+    )
     end_time: dt.time | None = None
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 
@@ -33,10 +43,19 @@ class TimeWindow(BaseModel):
         if not self.enabled or self.date is None:
             return None
         start = datetime.combine(self.date, self.start_time or time(0, 0, 0))
-        end = datetime.combine(self.date, self.end_time or time(23, 59, 59))
+        end = datetime.combine(self.end_date or self.date, self.end_time or time(23, 59, 59))
         if end < start:
             return None
         return start, end
+
+    @classmethod
+    def spanning(cls, start: datetime, end: datetime, confidence: float) -> TimeWindow:
+        """An enabled window over [start, end] (any number of days)."""
+        return cls(
+            enabled=True, date=start.date(), start_time=start.time(),
+            end_date=end.date() if end.date() != start.date() else None,
+            end_time=end.time(), confidence=confidence,
+        )
 
 
 class CoverageDiversification(BaseModel):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 
 import numpy as np
 
@@ -21,10 +21,10 @@ from memory.search.config import SearchConfig
 from memory.search.expansion import extend
 from memory.search.scoring import (
     atomic_score,
-    date_match_boost,
     max_cosines,
     pack_score,
     path_prior,
+    window_boost,
 )
 
 
@@ -64,14 +64,14 @@ class Scorer:
         config: SearchConfig,
         query_vectors: np.ndarray | None,
         rrf: dict[str, float],
-        target_days: frozenset[date],
+        window: tuple[datetime, datetime] | None,
         cutoff: datetime | None,
     ):
         self.cache = cache
         self.config = config
         self.query_vectors = query_vectors
         self.rrf = rrf
-        self.target_days = target_days
+        self.window = window
         self.cutoff = cutoff
         self._cosines: dict[str, float] = {}
 
@@ -102,7 +102,7 @@ class Scorer:
         if config.rank_by == "rrf":
             score = rrf
         else:
-            boost = date_match_boost(span[0], span[1], self.target_days, config.date_boost)
+            boost = window_boost(span[0], span[1], self.window, config.date_boost)
             score = atomic_score(
                 cosine,
                 trace.distance,

@@ -9,7 +9,7 @@ Keeping them free of the store makes the hand-computed tests exact.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import datetime
 
 import numpy as np
 
@@ -62,19 +62,18 @@ def path_prior(trace: ExpansionTrace, priors: PathPriors) -> float:
     return priors.value(trace.prior_kind())
 
 
-def date_match_boost(
-    start: datetime, end: datetime, target_days: frozenset[date], boost: float
+def window_boost(
+    start: datetime, end: datetime, window: tuple[datetime, datetime] | None, boost: float
 ) -> float:
-    """b_date: `boost` when the node's span touches one of the target days, else 0.
+    """b_date: `boost` when the node's span [start, end] overlaps the plan's confident window.
 
-    The target days come from a confident time window (the planner has already turned
-    "yesterday" into a date using the question time), so with the paper's boost of 0
-    this term vanishes and time is handled by planning alone.
+    This is how a time window ranks: as a prior inside the plan's own ranking, never as
+    a filter. It can be strong, because the guard (memory.search.guard) keeps the plain
+    question's best hits whatever the window says.
     """
-    if boost == 0.0 or not target_days:
+    if boost == 0.0 or window is None:
         return 0.0
-    first, last = start.date(), end.date()
-    return boost if any(first <= day <= last for day in target_days) else 0.0
+    return boost if start <= window[1] and end >= window[0] else 0.0
 
 
 def max_cosines(query_vectors: np.ndarray, node_vectors: np.ndarray) -> np.ndarray:

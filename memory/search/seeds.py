@@ -4,11 +4,11 @@ Lists are named so that every seed can say who found it: ``dense:0`` is the focu
 query, ``dense:1…3`` its rewrites, ``bm25`` the lexical query, ``temporal`` the
 events of a confident time window ranked by cosine to the focus query.
 
-A confident window also constrains the dense and lexical lists: an event outside
-the window is dropped (not merely demoted, because a confident planner has said the
-answer lies inside it; the temporal list and graph expansion still reach across the
-edge of the window when evidence is linked to it), and a fused node is kept only
-when its member span overlaps the window.
+A time window never filters: the dense and lexical lists are the same with or without
+one, and the window only *adds* the ``temporal`` list (and, in scoring, a small prior).
+A planner's window is a reading of the question, and a wrong reading must not be able
+to remove the evidence the plain question finds — the causes of "why didn't Leo play on
+Saturday?" happened on Thursday.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from memory.models import NodeKind, is_fused_id
 from memory.search.cache import StoreCache
 from memory.search.config import SearchConfig
 from memory.search.plan import MAX_REWRITES, RoundPlan
+from memory.store_api import MemoryStoreAPI
 
 Window = tuple[datetime, datetime]
 
@@ -50,51 +51,17 @@ def seed_queries(plan: RoundPlan, config: SearchConfig) -> list[str]:
     return list(dict.fromkeys(queries))[: 1 + MAX_REWRITES]
 
 
-def _overlaps(span: Window, window: Window) -> bool:
-    return span[0] <= window[1] and span[1] >= window[0]
-
-
-def _in_window(cache: StoreCache, ids: list[str], window: Window) -> list[str]:
-    """Ids whose time span overlaps the window (events in one batch, fused nodes by span)."""
-    events = cache.events([i for i in ids if not is_fused_id(i)])
-    kept: list[str] = []
-    for node_id in ids:
-        if is_fused_id(node_id):
-            if _overlaps(cache.span(node_id), window):
-                kept.append(node_id)
-        elif node_id in events and window[0] <= events[node_id].timestamp <= window[1]:
-            kept.append(node_id)
-    return kept
-
-
-def dense_list(
-    cache: StoreCache, vector: np.ndarray, config: SearchConfig, window: Window | None
-) -> list[str]:
-    """One query's dense hits: events and (with fusion on) fused summaries in one ranking."""
-    n = config.dense_per_query
-    store = cache.store
-    if window is None:
-        kind = None if config.use_fused else NodeKind.EVENT
-        return [node_id for node_id, _ in store.dense_search(vector, n, kind=kind)]
-    hits = store.dense_search(vector, n, kind=NodeKind.EVENT, between=window)
-    if config.use_fused:
-        fused = store.dense_search(vector, n, kind=NodeKind.FUSED)
-        kept = set(_in_window(cache, [node_id for node_id, _ in fused], window))
-        hits = hits + [(node_id, score) for node_id, score in fused if node_id in kept]
-    hits = sorted(hits, key=lambda pair: (-pair[1], pair[0]))
-    return [node_id for node_id, _ in hits[:n]]
-
-
-def lexical_list(
-    cache: StoreCache, query: str, config: SearchConfig, window: Window | None
-) -> list[str]:
-    """BM25L hits for the lexical query; under a window, over-fetched then filtered to it."""
+def dense_list(cache: StoreCache, vector: np.ndarray, n: int, config: SearchConfig) -> list[str]:
+    """One query's `n` best dense hits: events and (with fusion on) fused summaries in one ranking."""
     kind = None if config.use_fused else NodeKind.EVENT
-    fetch = config.bm25_top * (config.window_overfetch if window is not None else 1)
-    ids = [node_id for node_id, _ in cache.store.lexical_search(query, fetch, kind=kind)]
-    if window is not None:
-        ids = _in_window(cache, ids, window)
-    return ids[: config.bm25_top]
+    return [node_id for node_id, _ in cache.store.dense_search(vector, n, kind=kind)]
+
+
+def lexical_list(cache: StoreCache, query: str, config: SearchConfig) -> list[str]:
+    """BM25L hits for the lexical query."""
+    kind = None if config.use_fused else NodeKind.EVENT
+    hits = cache.store.lexical_search(query, config.bm25_top, kind=kind)
+    return [node_id for node_id, _ in hits]
 
 
 def temporal_list(
@@ -120,13 +87,27 @@ def collect_seed_lists(
     lists: dict[str, list[str]] = {}
     if config.use_dense and query_vectors is not None:
         for index, vector in enumerate(query_vectors):
-            lists[f"{DENSE_PREFIX}:{index}"] = dense_list(cache, vector, config, window)
+            lists[f"{DENSE_PREFIX}:{index}"] = dense_list(
+                cache, vector, config.dense_per_query, config
+            )
     if config.use_bm25:
-        lists[BM25_LIST] = lexical_list(cache, plan.lexical_query(), config, window)
+        lists[BM25_LIST] = lexical_list(cache, plan.lexical_query(), config)
     if config.use_temporal and window is not None and query_vectors is not None:
         quota = plan.seed.time_window_quota or config.time_window_quota
         lists[TEMPORAL_LIST] = temporal_list(cache, query_vectors[0], quota, window)
     return lists
+
+
+def unconstrained_lists(store: MemoryStoreAPI, question: str, depth: int) -> dict[str, list[str]]:
+    """The guard's lists: the question's `depth` best dense events and BM25L events — the
+    `hybrid` baseline's lists, untouched by any plan."""
+    vector = np.asarray(store.embed_queries([question]), dtype=np.float32)[0]
+    dense = store.dense_search(vector, depth, kind=NodeKind.EVENT)
+    lexical = store.lexical_search(question, depth, kind=NodeKind.EVENT)
+    return {
+        f"{DENSE_PREFIX}:0": [node_id for node_id, _ in dense],
+        BM25_LIST: [node_id for node_id, _ in lexical],
+    }
 
 
 def drop_after(

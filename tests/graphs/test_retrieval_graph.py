@@ -176,7 +176,8 @@ def test_offline_policy_stops_once_sufficient_after_the_minimum(store: MemorySto
     assert [j.sufficient for j in result.judgements] == [False, True]
     first = result.plans[0]
     assert first.entities == ["David"]
-    assert first.time_window.bounds() == (datetime(2026, 5, 12), datetime(2026, 5, 12, 11, 59, 59))
+    # a named day is that whole day (no special "sleep" window; time is a prior, not a filter)
+    assert first.time_window.bounds() == (datetime(2026, 5, 12), datetime(2026, 5, 12, 23, 59, 59))
     assert result.event_ids[0] == "e06"  # the one event showing David, sleep and the window
 
 
@@ -238,8 +239,10 @@ def test_without_the_controller_one_round_and_no_judge(store: MemoryStore) -> No
     assert result.rounds == 1
     assert result.judgements == []
     assert result.stop_reason == "one search round (controller off)"
-    # the confident Tuesday window constrains the single search
-    assert all(e.timestamp.date().isoformat() == "2026-05-12" for e in result.context)
+    # the confident Tuesday window is a prior: all of Emma's Tuesday events are found, and the
+    # guard keeps the plain question's best hit from another day (Monday's grocery order)
+    assert {"e07", "e10", "e14", "e16"} <= set(result.event_ids)
+    assert "e02" in result.event_ids
 
 
 def test_without_constraints_the_window_is_ignored(store: MemoryStore) -> None:
@@ -345,3 +348,41 @@ def test_a_saved_program_is_loaded_from_the_programs_dir(tmp_path: Path) -> None
     loaded = retrieval_nodes.llm_module("plan", str(tmp_path))
     assert len(loaded.plan_round.demos) == 1
     assert retrieval_nodes.llm_module("plan").plan_round.demos == []
+
+
+def test_a_causal_question_looks_back_from_the_effect(store: MemoryStore) -> None:
+    """"Why … on Tuesday evening?": the window ends with the effect's evening and reaches three
+    days back, so Monday's open fridge door (the cause) is inside it and in the context."""
+    result = retrieve(store, "Why did the fridge get warm on Tuesday evening?",
+                      question_time=ASKED, k=6, options=ControllerOptions(policy="offline"))
+    window = result.plans[0].time_window
+    assert window.bounds() == (datetime(2026, 5, 9, 17, 0), datetime(2026, 5, 12, 23, 59, 59))
+    for plan in result.plans:  # no later round moves the window past the effect
+        bounds = plan.time_window.bounds()
+        assert bounds is None or bounds[1] <= datetime(2026, 5, 12, 23, 59, 59)
+    assert {"e03", "e13"} <= set(result.event_ids)
+
+
+def test_a_wrong_plan_and_judge_cannot_push_out_the_guarded_hits(store: MemoryStore) -> None:
+    """An LLM planner sure of the wrong day and a judge picking unrelated events: the plain
+    question's best hybrid hits (round 1's guard) are still in the final context."""
+    from memory.retrieval import HYBRID_RRF, search
+    from memory.search.config import GuardConfig
+    from memory.search.guard import reserved_slots
+    from memory.search.plan import TimeWindow
+
+    question = "What did Lily do after school?"
+    wrong_day = {"time_window": TimeWindow(enabled=True, date=datetime(2026, 5, 11).date(),
+                                           confidence=1.0)}
+    unrelated = ["e01", "e02", "e03", "e04", "e05"]
+    lm = DummyLM([
+        {"plan": plan_json("weekend trip groceries", **wrong_day)},
+        judgement(False, unrelated, plan_json("parcel courier", **wrong_day)),
+        judgement(True, unrelated),
+    ])
+    result = retrieve(store, question, question_time=ASKED, k=5, options=llm_options(lm))
+    reserve = reserved_slots(5, 1.0, GuardConfig())
+    hybrid = search(store, question, HYBRID_RRF.sized(30)).event_ids()[:reserve]
+    assert reserve == 2 and {"e11", "e12"} & set(hybrid)
+    assert set(hybrid) <= set(result.event_ids)
+    assert result.event_ids[0] in unrelated  # the judge's head keeps its place

@@ -8,6 +8,7 @@ import pytest
 
 from memory.retrieval import MEMFUSE_DEFAULT, RoundPlan, search
 from memory.search.cache import StoreCache
+from memory.search.config import GuardConfig
 from memory.search.constraints import diversify, temporal_neighbors, timeline_slots
 from memory.search.plan import (
     CoverageDiversification,
@@ -18,7 +19,9 @@ from memory.search.plan import (
 
 from .fakes import FakeStore, make_event, unit
 
-PLAIN = MEMFUSE_DEFAULT.with_(use_bm25=False, use_graph=False)
+# Constraint mechanics in isolation: the guard, which tops a result up with the plain
+# question's hybrid hits, is tested in test_guard.py.
+PLAIN = MEMFUSE_DEFAULT.with_(use_bm25=False, use_graph=False, guard=GuardConfig(enabled=False))
 
 
 def cos_vector(cosine: float) -> object:

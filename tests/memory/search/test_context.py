@@ -64,22 +64,31 @@ def ids(entries: list) -> list[str]:
     return [e.node_id for e in entries]
 
 
-def test_default_budget_twenty_entries_summaries_count(store: FakeStore) -> None:
+def test_default_budget_twenty_events_summaries_on_top(store: FakeStore) -> None:
     events, fused = ranking()
     entries = assemble_context(store, events, fused)
-    assert len(entries) == 20
+    assert len([e for e in entries if e.kind == NodeKind.EVENT]) == 20
     kinds = [e.kind for e in entries]
-    assert kinds.count(NodeKind.FUSED) == 2  # fused_1 (1 + 10 members), fused_2 (1 + 8)
+    assert kinds.count(NodeKind.FUSED) == 2  # fused_1 (1 + 10 members), fused_2 (1 + 10)
     assert {e.node_id for e in entries if e.via_fused == "fused_1"} == {
         f"f1_m{h:02d}" for h in range(10)
     }
+    assert len([e for e in entries if e.via_fused == "fused_2"]) == 10
+
+
+def test_summaries_take_entries_in_the_paper_budget(store: FakeStore) -> None:
+    events, fused = ranking()
+    paper = ContextBudget(summaries_take_entries=True)
+    entries = assemble_context(store, events, fused, paper)
+    assert len(entries) == 20
+    assert [e.kind for e in entries].count(NodeKind.FUSED) == 2  # fused_1 (1 + 10), fused_2 (1 + 8)
     assert len([e for e in entries if e.via_fused == "fused_2"]) == 8
 
 
 def test_at_most_three_fused_nodes_with_ten_members_each(store: FakeStore) -> None:
     events, fused = ranking()
     entries = assemble_context(store, events, fused, ContextBudget(entries=40))
-    assert len(entries) == 40
+    assert len(entries) == 43  # 40 events and three summaries
     assert [e.node_id for e in entries if e.kind == NodeKind.FUSED] == [
         "fused_1",
         "fused_2",
@@ -88,9 +97,9 @@ def test_at_most_three_fused_nodes_with_ten_members_each(store: FakeStore) -> No
     for via in ("fused_1", "fused_2", "fused_3"):
         assert len([e for e in entries if e.via_fused == via]) == 10
     assert not any(e.node_id.startswith("f4_") or e.node_id == "fused_4" for e in entries)
-    # 33 pack entries, then the atomic events in rank order fill the last 7
+    # 30 pack members, then the atomic events in rank order fill the last 10
     assert sorted(e.node_id for e in entries if e.node_id.startswith("a")) == [
-        f"a{i:02d}" for i in range(7)
+        f"a{i:02d}" for i in range(10)
     ]
 
 
@@ -125,14 +134,14 @@ def test_pinned_ids_come_first(store: FakeStore) -> None:
     events, fused = ranking()
     entries = assemble_context(store, events, fused, pinned_ids=["a09", "fused_4"])
     assert {"a09", "fused_4"} <= set(ids(entries))
-    assert len(entries) == 20
-    # pins took two entries and one of the three fused slots: fused_1 (1 + 10) then fused_2 (1 + 6)
+    assert len([e for e in entries if e.kind == NodeKind.EVENT]) == 20
+    # pins took one event and one of the three fused slots: fused_1 (10) then fused_2 (9)
     assert [e.node_id for e in entries if e.kind == NodeKind.FUSED] == [
         "fused_1",
         "fused_2",
         "fused_4",
     ]
-    assert len([e for e in entries if e.via_fused == "fused_2"]) == 6
+    assert len([e for e in entries if e.via_fused == "fused_2"]) == 9
     pinned_alone = assemble_context(store, [], [], pinned_ids=["a05"])
     assert pinned_alone[0].provenance == "pinned by the controller"
 

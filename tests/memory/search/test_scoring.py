@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 
 import numpy as np
 import pytest
@@ -12,11 +12,11 @@ from memory.records import ExpansionTrace, PathStep
 from memory.search.config import PackWeights, PathPriors
 from memory.search.scoring import (
     atomic_score,
-    date_match_boost,
     max_cosines,
     mean_top,
     pack_score,
     path_prior,
+    window_boost,
 )
 
 
@@ -73,14 +73,16 @@ def test_prior_kind_selection(trace: ExpansionTrace, kind: str, value: float) ->
     assert path_prior(trace, PathPriors()) == pytest.approx(value)
 
 
-def test_date_boost_applies_only_on_target_days() -> None:
+def test_window_boost_applies_only_inside_the_window() -> None:
     day = datetime(2025, 3, 4, 9, 0)
-    targets = frozenset({date(2025, 3, 4)})
-    assert date_match_boost(day, day, targets, 0.0) == 0.0  # the paper's setting
-    assert date_match_boost(day, day, targets, 0.2) == 0.2
-    assert date_match_boost(day, day, frozenset({date(2025, 3, 5)}), 0.2) == 0.0
-    span_end = datetime(2025, 3, 6, 9, 0)
-    assert date_match_boost(day, span_end, frozenset({date(2025, 3, 5)}), 0.2) == 0.2
+    window = (datetime(2025, 3, 4, 0, 0), datetime(2025, 3, 4, 23, 59))
+    assert window_boost(day, day, window, 0.0) == 0.0  # boost off
+    assert window_boost(day, day, None, 0.2) == 0.0  # no confident window
+    assert window_boost(day, day, window, 0.2) == 0.2
+    next_day = (datetime(2025, 3, 5, 0, 0), datetime(2025, 3, 5, 23, 59))
+    assert window_boost(day, day, next_day, 0.2) == 0.0
+    span_end = datetime(2025, 3, 6, 9, 0)  # a fused node's span reaching into the window
+    assert window_boost(day, span_end, next_day, 0.2) == 0.2
 
 
 def test_cosine_is_the_best_match_over_query_vectors() -> None:
