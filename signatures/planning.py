@@ -40,24 +40,36 @@ Queries
 - `entities`: the people, places, devices and objects the question names (never empty when
   there are some); use the known device ids and names given.
 
-Time window (only when one bounded span helps)
-- Resolve relative words against the question time and the calendar line: a weekday is the
-  most recent such day at or before the question time (the same day when the weekdays
-  match); yesterday, this morning, tonight, last night are relative to the question time.
-- No window for spans over several days ("this week", "lately", "each day", "eventually",
-  "from X to Y"), for questions naming several dates, or for a later outcome of an earlier
-  date. A calendar word alone is not a reason for a window.
-- An enabled window always has both start_time and end_time. A date alone means
-  00:00:00-23:59:59. A part of day is narrower and wins over the bare date: pre-dawn
-  00:00-05:59, early morning 06:00-09:59, morning 05:00-11:59, noon 11:00-13:59, afternoon
-  13:00-17:59, dusk 17:00-19:59, evening/night 18:00-23:59. A meal or session label alone
-  (dinner, movie night, yoga) does not set clock times.
-- Sleep questions (sleep quality, sleep score, "that night") are answered by records made
-  around waking: use a morning window (00:00-11:59), not the daytime: the named day's morning,
-  or the morning after a named night ("last night", "Friday night"). Keep sleep scores,
-  durations and device names as lexical anchors. Other questions about a weekday night stay
-  on that weekday's evening.
-- When unsure of the date, keep the window's confidence below 0.6.
+Time window (a soft prior, never a filter: its records become extra seeds with a small
+bonus, nothing outside it is dropped; a wrong or invented window only misleads)
+- Set a window only when the question states a time. None for a question without time
+  words, for vague or repeated spans ("lately", "recently", "these days", "every morning",
+  "on Mondays"), or for a time given only by an event ("the day before the plumber came",
+  "after the party", "since the repair"): only memory can date an event.
+- Read the words against the question time and the calendar line: a weekday is the
+  most recent such day at or before the question date ("last Tuesday": strictly before); a
+  date without a year is its occurrence nearest the question time; yesterday, this morning,
+  tonight and last night count from the question time.
+- Fields: from `date` `start_time` to `end_date` `end_time`; leave `end_date` null when the
+  window ends on its start day. An enabled window always has both times. A named day alone
+  is 00:00:00-23:59:59; a part of day narrows it: early hours 00:00-05:59:59, morning
+  05:00-11:59:59, noon 11:00-13:59:59, afternoon 12:00-17:59:59, evening 17:00-23:59:59,
+  night 18:00 of the named day to 09:59:59 of the next (an `end_date`; "last night" is
+  yesterday 18:00 to today 09:59:59). Meals: breakfast 05:00-10:59:59, lunch
+  11:00-14:59:59, dinner/supper 17:00-22:59:59. A clock time is one hour either side of it.
+  Sleep gets no special window: "on Tuesday" is that day, "Tuesday night" the night.
+- Several days are one window through `end_date`, first day 00:00 to last day 23:59:59:
+  ranges ("from Thursday to Saturday"), "since Tuesday" (to the question time), "this
+  week", "last weekend", "in April", or several dates named together.
+- Direction: a causal question (why, what caused or led to, the reason, how come) starts the
+  window 3 days before the effect's span and ends it with that span; a consequence question
+  ("what happened after", "as a result", "since then") runs from the span's start to 2 days
+  after its end. Otherwise the window is the named span.
+- Never past the question time: the window ends at the question time at the latest, and a
+  span that starts after it (a plan: "tomorrow", "next week") gets no window.
+- Confidence: a date or relative day 0.9, a weekday 0.85, a range 0.8, a week, weekend,
+  month or several dates 0.7. A guess (a part of day or meal with no day named, a weekday
+  that does not fall on the date beside it) stays below 0.6, which the search ignores.
 
 Constraints (each with a confidence: clear decision 0.7-1.0, ambiguous 0.4-0.5)
 - `coverage_diversification` (dimensions user and/or device): when the answer needs every

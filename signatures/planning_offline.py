@@ -2,8 +2,10 @@
 
 Without an LLM the plan is read off the question with transparent rules: the time
 words resolve against the question time (`time_resolution`), names and device ids
-come from what the store knows, "I/me/my" become the requester, and cue words switch
-on coverage, timeline and neighbour constraints. It also holds the plan variations
+come from what the store knows (a family word such as "mum" is never guessed to be
+someone), "I/me/my" become the requester, and cue words switch on coverage, timeline
+and neighbour constraints. The question's direction (why → look back, "what happened
+after" → look forward) is read with its time words, in `time_resolution`. It also holds the plan variations
 the controller falls back on when a proposed plan repeats an executed one.
 
 Seed quotas follow the paper's decision table. ``temporal_neighbor_keep`` is left
@@ -57,9 +59,11 @@ DEVICE_WORDS: dict[str, str] = {
     "earbuds": "earbuds", "headphones": "headphones", "mattress": "bed", "bed": "bed",
     "collar": "collar", "feeder": "feeder", "monitor": "monitor", "assistant": "speaker",
     "hub": "hub", "router": "router", "purifier": "purifier", "plug": "plug",
+    "console": "console", "telly": "tv",
 }
 
-# Question words and time words: not evidence keywords (time is the window's job).
+# Question words and time words: not evidence keywords (time is the window's job). Meal
+# words stay keywords: records say "at dinner" as often as they carry a dinner-time stamp.
 NON_KEYWORDS = frozenset({
     "happen", "happened", "happening", "occur", "occurred", "tell", "know", "remember",
     "describe", "explain", "say", "said", "anything", "something", "everything", "thing",
@@ -70,7 +74,25 @@ NON_KEYWORDS = frozenset({
     "friday", "saturday", "sunday", "ago", "earlier", "later", "recently", "lately", "around",
     "during", "before", "after", "order", "sequence", "each", "every", "everyone", "everybody",
     "both", "which", "whose", "many", "much", "please", "says", "see", "saw", "seen", "about",
-    "come", "came", "go", "went", "get", "got", "make", "made", "take", "took", "any", "there"
+    "come", "came", "go", "went", "get", "got", "make", "made", "take", "took", "any", "there",
+    "overnight", "midnight", "weekday", "weekdays", "weeks", "months", "hour", "hours",
+    "o'clock", "am", "pm", "since", "till", "until", "between", "afterwards", "afterward",
+    "nowadays", "currently", "now", "then", "once", "again", "yet", "soon", "already",
+    "following", "coming", "current", "whole", "entire", "throughout", "happens",
+})
+# Family words and titles name a role, not a person: they only match a known person whose
+# name carries them ("Grandpa Ken"), and only when exactly one such person is known.
+FAMILY_WORDS = frozenset({
+    "mum", "mom", "mummy", "mommy", "mother", "dad", "daddy", "father", "grandpa", "grandma",
+    "granny", "grandad", "granddad", "nana", "nan", "gran", "grandmother", "grandfather",
+    "aunt", "auntie", "aunty", "uncle", "brother", "sister", "son", "daughter", "wife",
+    "husband", "baby", "dr", "doctor", "mr", "mrs", "ms", "miss", "sir",
+})
+# First names that are also common English words: matched only when capitalised.
+_WORD_NAMES = frozenset({
+    "will", "may", "june", "april", "august", "hope", "grace", "joy", "faith", "mark", "bill",
+    "pat", "sue", "art", "frank", "dawn", "eve", "ray", "jay", "penny", "sunny", "summer",
+    "rose", "iris", "amber", "holly", "ivy", "rich", "sky", "storm", "river", "chase", "drew",
 })
 _NON_KEYWORD_STEMS = frozenset(t for w in NON_KEYWORDS for t in tokenize(w))
 
@@ -172,27 +194,66 @@ class QuestionReading:
         return list(dict.fromkeys([*self.people, *self.devices, *self.named]))
 
 
+def _straight_quotes(text: str) -> str:
+    """Curly apostrophes as typed on phones become plain ones ("I’m" → "I'm")."""
+    return text.replace("\u2019", "'").replace("\u2018", "'")
+
+
 def resolve_pronouns(question: str, requester: str | None) -> str:
     """"How did I sleep?" → "How did David sleep?": the index text names people, not 'I'."""
     if not requester:
         return question
-    text = question
+    text = _straight_quotes(question)
     for pattern, template in _PRONOUN_SWAPS:
         text = pattern.sub(template.format(name=requester), text)
     return text
 
 
 def find_people(question: str, known_people: Iterable[str], requester: str | None) -> list[str]:
-    """Known names in the question (case-insensitive, also by first name); "my" → requester."""
-    lowered = question.lower()
+    """Known people in the question by full name, first name or possessive ("Maya's").
+
+    The first person (I, me, my, mine, myself, I'm…) is the requester. A family word
+    ("mum", "grandpa") is never guessed to be someone; it matches only a known name that
+    contains it ("Grandpa Ken"), and only when that name is the one such name known.
+    """
+    question = _straight_quotes(question)
+    people = sorted({p.strip() for p in known_people if p.strip()}, key=lambda p: (-len(p), p))
     found: list[str] = []
     if requester and _FIRST_PERSON.search(question):
         found.append(requester)
-    for person in sorted(known_people, key=lambda p: (-len(p), p)):
-        names = {person.lower(), person.split()[0].lower()} if person.strip() else set()
-        if any(re.search(rf"\b{re.escape(n)}\b", lowered) for n in names if len(n) > 1):
+    family = _family_names(people)
+    for person in people:
+        if any(_mentions(question, name) for name in _name_forms(person, family)):
             found.append(person)
     return list(dict.fromkeys(found))
+
+
+def _family_names(people: list[str]) -> dict[str, str]:
+    """Family words carried by exactly one known name ("grandpa" → "Grandpa Ken")."""
+    owners: dict[str, list[str]] = {}
+    for person in people:
+        for word in person.lower().split():
+            if word.strip(".") in FAMILY_WORDS:
+                owners.setdefault(word.strip("."), []).append(person)
+    return {word: names[0] for word, names in owners.items() if len(names) == 1}
+
+
+def _name_forms(person: str, family: dict[str, str]) -> set[str]:
+    """The full name, its first personal name, and the family words that point only to it."""
+    words = person.split()
+    personal = [w for w in words if w.lower().strip(".") not in FAMILY_WORDS]
+    forms = {person}
+    if personal:
+        forms.add(personal[0])
+    forms |= {word for word, owner in family.items() if owner == person}
+    return {f for f in forms if len(f) > 1}
+
+
+def _mentions(question: str, name: str) -> bool:
+    """A case-insensitive whole-word match; names that are also words must be capitalised."""
+    if name.lower() in _WORD_NAMES:
+        return re.search(rf"\b{re.escape(name.capitalize())}\b", question) is not None
+    return re.search(rf"\b{re.escape(name)}\b", question, re.IGNORECASE) is not None
 
 
 def find_devices(question: str, known_devices: Iterable[str], people: list[str]) -> list[str]:
@@ -217,6 +278,10 @@ def find_devices(question: str, known_devices: Iterable[str], people: list[str])
         matching = [d for d in devices if fragment in re.split(r"[_\-\s]+", d.lower())
                     or d.lower().startswith(fragment)]
         owned = [d for d in matching if any(o in d.lower() for o in owners)]
+        if not owned:
+            # "Leo's watch" is `kidswatch_leo`, not another person's `watch_maya`.
+            owned = [d for d in devices if fragment in d.lower()
+                     and any(o in d.lower() for o in owners)]
         found.extend((owned or matching)[:MAX_DEVICE_MATCHES])
     return list(dict.fromkeys(found))
 
@@ -260,11 +325,12 @@ def read_question(
     config: OfflinePlannerConfig = DEFAULT_PLANNER_CONFIG,
 ) -> QuestionReading:
     """Everything the offline planner needs from the question, in one pass."""
+    question = _straight_quotes(question)
     lowered = " ".join(question.lower().split())
     people = find_people(question, known_people, requester)
     devices = find_devices(question, known_devices, people)
     timeless = strip_time_expressions(question)
-    named = find_named(timeless, [*people, *devices, *(p.split()[0] for p in people)])
+    named = find_named(timeless, [*people, *devices, *(w for p in people for w in p.split())])
     keywords = find_keywords(timeless, exclude=[*people, *named])
     return QuestionReading(
         resolved=resolve_pronouns(question.strip(), requester),
@@ -360,9 +426,14 @@ def _rewrites(reading: QuestionReading) -> list[str]:
 def _seed_quotas(
     reading: QuestionReading, window: TimeWindow, config: OfflinePlannerConfig
 ) -> SeedQuotas:
-    """The paper's time-window quota table (only meaningful with a window)."""
+    """The paper's time-window quota table (only meaningful with a window).
+
+    A window over several days is a reconstruction across them: the broad whole-day quota.
+    """
     if not window.enabled:
         return SeedQuotas()
+    if window.end_date is not None and window.end_date != window.date:
+        return SeedQuotas(time_window_quota=config.quota_day_broad)
     if window_is_full_day(window):
         broad_day = reading.timeline.enabled or reading.coverage.enabled
         quota = config.quota_day_broad if broad_day else config.quota_day_focused
@@ -442,6 +513,7 @@ def alternative_plans(base: RoundPlan, missing: list[str] | None = None) -> Iter
         )
     window = base.time_window
     if window.enabled and not window_is_full_day(window):
+        # Same first and last day (a multi-day or overnight window stays multi-day).
         whole = window.model_copy(update={"start_time": WHOLE_DAY[0], "end_time": WHOLE_DAY[1]})
         yield base.model_copy(update={"time_window": whole, "seed": SeedQuotas(time_window_quota=15)})
     if window.enabled:

@@ -46,8 +46,9 @@ def test_first_person_resolves_to_the_requester() -> None:
     assert "David" in plan.bm25_query
     assert plan.keywords == ["sleep"]
     window = plan.time_window
+    # No special sleep window: the named day, whole (its night would be "Tuesday night").
     assert (window.date, window.start_time, window.end_time) == (
-        date(2026, 5, 12), time(0, 0), time(11, 59, 59))
+        date(2026, 5, 12), time(0, 0), time(23, 59, 59))
     assert window.confidence >= 0.6
 
 
@@ -69,6 +70,29 @@ def test_people_match_case_insensitively_and_by_first_name() -> None:
     assert find_people("what did I do with Emma", PEOPLE, "David") == ["David", "Emma"]
 
 
+def test_people_by_possessive_and_family_words_only_when_the_name_carries_them() -> None:
+    household = ["Maya", "Tom", "Grandpa Ken", "Leo"]
+    assert find_people("Where is Maya's phone?", household, None) == ["Maya"]
+    assert find_people("What did mum say to dad?", household, None) == []
+    assert find_people("When does grandpa arrive?", household, None) == ["Grandpa Ken"]
+    assert find_people("Did Ken call?", household, None) == ["Grandpa Ken"]
+    assert find_people("What did Grandpa say?", ["Grandpa Ken", "Grandpa Joe"], None) == []
+
+
+def test_names_that_are_also_words_must_be_capitalised() -> None:
+    assert find_people("What may have woken Leo?", ["May", "Leo"], None) == ["Leo"]
+    assert find_people("What did May cook?", ["May", "Leo"], None) == ["May"]
+
+
+def test_first_person_forms_and_curly_apostrophes_find_the_requester() -> None:
+    for question in ["Where's my phone?", "Was I home?", "Did they see me?", "I’m late, why?",
+                     "i left my keys where?", "I've lost the remote", "I did it myself"]:
+        assert find_people(question, PEOPLE, "Emma") == ["Emma"], question
+    assert find_people("Where is Lily?", PEOPLE, "Emma") == ["Lily"]
+    assert resolve_pronouns("I’m out, is my door locked?", "Emma") == (
+        "Emma is out, is Emma's door locked?")
+
+
 @pytest.mark.parametrize(
     ("question", "people", "expected"),
     [
@@ -86,13 +110,19 @@ def test_devices_from_ids_and_type_words(question: str, people: list[str], expec
     assert find_devices(question, DEVICES, people) == expected
 
 
+def test_a_persons_device_is_found_inside_a_longer_id() -> None:
+    devices = ["watch_maya", "kidswatch_leo"]
+    assert find_devices("What did Leo's watch flag?", devices, ["Leo"]) == ["kidswatch_leo"]
+    assert find_devices("What did Maya's watch flag?", devices, ["Maya"]) == ["watch_maya"]
+
+
 def test_device_words_become_entities_of_the_plan() -> None:
     plan = plan_for("What did my watch record yesterday evening?")
     assert plan.entities == ["David", "watch_david"]
     assert "watch_david" in plan.bm25_query
     window = plan.time_window
     assert (window.date, window.start_time, window.end_time) == (
-        date(2026, 5, 12), time(18, 0), time(23, 59, 59))
+        date(2026, 5, 12), time(17, 0), time(23, 59, 59))
 
 
 def test_keywords_drop_question_and_time_words() -> None:
@@ -176,6 +206,21 @@ def test_seed_quota_follows_the_paper_table() -> None:
     assert plan_for("What happened on Tuesday, step by step?").seed.time_window_quota == 15
     assert plan_for("In what order did we leave this morning?").seed.time_window_quota == 25
     assert plan_for("What did David eat yesterday evening?").seed.time_window_quota == 15
+
+
+def test_a_window_over_several_days_gets_the_broad_quota() -> None:
+    assert plan_for("What did Emma buy from Monday to Tuesday?").seed.time_window_quota == 15
+    assert plan_for("What did Emma do on Saturday night?").seed.time_window_quota == 15
+    assert plan_for("What did Emma buy?").seed.time_window_quota is None
+
+
+def test_widening_keeps_a_multi_day_window_multi_day() -> None:
+    base = plan_for("What did Emma do on Saturday night?")
+    assert base.time_window.bounds() == (datetime(2026, 5, 9, 18), datetime(2026, 5, 10, 9, 59, 59))
+    widened = [p.time_window for p in alternative_plans(base) if p.time_window.enabled
+               and p.time_window != base.time_window]
+    assert widened[0].bounds() == (datetime(2026, 5, 9), datetime(2026, 5, 10, 23, 59, 59))
+    assert any(not p.time_window.enabled for p in alternative_plans(base))
 
 
 def test_a_later_round_never_repeats_an_executed_plan() -> None:
