@@ -72,7 +72,8 @@ def render_console_table(results: Mapping[str, Any] | Any) -> Table:
     return table
 
 
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A GitHub markdown table as lines (shared by report.md and suite.md)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
@@ -92,13 +93,13 @@ def markdown_report(
         [name, *(fmt(s["overall"].get(key), kind) for key, _, _, kind in columns)]
         for name, s in results["systems"].items()
     ]
-    lines += _md_table(["system", *(title for _, title, _, _ in columns)], rows)
+    lines += md_table(["system", *(title for _, title, _, _ in columns)], rows)
     lines += ["", f"## Evidence recall@{results['k']} by category", ""]
     rows = [
         [name, *(fmt(s["by_category"].get(c, {}).get("evidence_recall"), "share") for c in cats)]
         for name, s in results["systems"].items()
     ]
-    lines += _md_table(["system", *cats], rows)
+    lines += md_table(["system", *cats], rows)
     counts = {c: _first(results, c, "n_questions") for c in cats}
     lines += ["", "Questions per category: " + ", ".join(f"{c} {n}" for c, n in counts.items())]
     if llm_model is not None:
@@ -110,7 +111,7 @@ def markdown_report(
             ]
             for name, s in results["systems"].items()
         ]
-        lines += _md_table(["system", *cats], rows)
+        lines += md_table(["system", *cats], rows)
     lines += ["", "## What was measured", "", *_method_notes(results["k"], llm_model)]
     if notes:
         lines += ["", "## Notes", "", *(f"- {note}" for note in notes)]
@@ -185,3 +186,105 @@ def plot_recall_by_category(results: Mapping[str, Any], path: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+# --- suite (suite.json shape, written by eval.suite) ------------------------------------
+
+SUITE_NOTES = """\
+- **gap**: the system's evidence recall@k minus `{reference}`'s, on the same questions of
+  the same source; negative means below `{reference}`.
+- **worst**: the lowest gap over the source's categories (the category in brackets);
+  categories a dataset reports apart (LoCoMo adversarial) are shown but left out of gaps,
+  as they are left out of Overall. **overall**: the gap of the Overall recall.
+- Seed {held_out} is held out: it is never used for tuning, so a gain there is not fitted."""
+
+
+def signed(value: float | None) -> str:
+    """A gap with its sign (+0.000 for a tie), or – when not measurable."""
+    return NA if value is None else f"{value:+.3f}"
+
+
+def _worst_cell(gaps: Mapping[str, Any]) -> str:
+    if gaps["worst"] is None:
+        return NA
+    return f"{signed(gaps['worst'])} ({gaps['worst_category']})"
+
+
+def suite_gap_rows(summary: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the worst-case gap table: per source, worst category and overall."""
+    names = [s["name"] for s in summary["sources"]]
+    header = ["system"] + [f"{n} {part}" for n in names for part in ("worst", "overall")]
+    rows = []
+    for system, by_source in summary["gaps"].items():
+        cells = [system]
+        for name in names:
+            cells += [_worst_cell(by_source[name]), signed(by_source[name]["overall"])]
+        rows.append(cells)
+    return header, rows
+
+
+def render_suite_table(summary: Mapping[str, Any]) -> Table:
+    """The worst-case gap table for the terminal."""
+    header, rows = suite_gap_rows(summary)
+    table = Table(title=f"suite: gap to {summary['reference']}, recall@{summary['k']}")
+    table.add_column(header[0], style="bold", no_wrap=True)
+    for title in header[1:]:
+        table.add_column(title, justify="right", no_wrap=True)
+    for row in rows:
+        table.add_row(row[0], *(_colour(c) for c in row[1:]))
+    return table
+
+
+def _colour(cell: str) -> str:
+    """Losses in red, so the terminal table reads at a glance."""
+    return f"[red]{cell}[/red]" if cell.startswith("-") else cell
+
+
+def _source_section(source: Mapping[str, Any]) -> list[str]:
+    """One source's systems × (overall, categories) recall table, apart categories marked."""
+    apart = set(source["apart"])
+    cats = source["categories"]
+    titles = [f"{c} (apart)" if c in apart else c for c in cats]
+    rows = [
+        [
+            name,
+            fmt(block["overall"], "share"),
+            *(fmt(block["by_category"][c], "share") for c in cats),
+        ]
+        for name, block in source["systems"].items()
+    ]
+    return [
+        f"### {source['name']}",
+        "",
+        (
+            f"`{source['path']}`: {source['n_questions']} questions in Overall; "
+            f"full report in `{source['out_dir']}/report.md`."
+        ),
+        "",
+        *md_table(["system", "overall", *titles], rows),
+        "",
+    ]
+
+
+def suite_markdown(summary: Mapping[str, Any]) -> str:
+    """suite.md: the worst-case gap table, one verdict per system, then every source's table."""
+    reference, k = summary["reference"], summary["k"]
+    lines = [f"# Benchmark suite: gap to {reference}", ""]
+    lines += [f"Evidence recall@{k}; systems: {', '.join(summary['systems'])}."]
+    if summary.get("limit"):
+        lines += [f"Only the first {summary['limit']} question(s) of every scenario."]
+    lines += ["", "## Worst-case gap to " + reference, ""]
+    if summary["sources"] and summary["gaps"]:
+        lines += md_table(*suite_gap_rows(summary))
+        lines += ["", "## Verdicts", ""]
+        lines += [f"- **{system}**: {line}" for system, line in summary["verdicts"].items()]
+    else:
+        lines += ["Nothing to compare (no source ran, or no system besides the reference)."]
+    lines += ["", f"## Recall@{k} per source", ""]
+    for source in summary["sources"]:
+        lines += _source_section(source)
+    notes = SUITE_NOTES.format(reference=reference, held_out=summary["held_out_seed"])
+    lines += ["## How to read it", "", *notes.splitlines()]
+    if summary["notes"]:
+        lines += ["", "## Notes", "", *(f"- {note}" for note in summary["notes"])]
+    return "\n".join(lines) + "\n"

@@ -16,7 +16,7 @@ import typer
 from pydantic import ValidationError
 
 from memfuse.render import console, context_table, stats_table
-from memfuse.settings import load_settings
+from memfuse.settings import MemFuseSettings, load_settings
 from memory.errors import MemFuseError
 from memory.models import parse_timestamp
 
@@ -128,37 +128,106 @@ def synth(
     scenarios: int = typer.Option(6, "--scenarios", min=1, help="Households (one week each)."),
     seed: int = typer.Option(7, "--seed"),
     out: Path = typer.Option(Path("data/memfusebench.json"), "--out"),
+    person_blind: bool = typer.Option(
+        False, "--person-blind",
+        help="Drop the people tags (characters) of events from devices that cannot know who "
+        "is there (motion, door, climate, lights, appliances...; see eval/person_blind.py).",
+    ),
 ) -> None:
     """Generate a MemFuseBench file procedurally (no LLM) and print its statistics."""
     from eval.synth import synth_command
 
-    stats_ = synth_command(scenarios=scenarios, seed=seed, out=out)
+    stats_ = synth_command(scenarios=scenarios, seed=seed, out=out, person_blind=person_blind)
     console().print(stats_.render())
     console().print(f"wrote {out}")
 
 
 @app.command()
 def bench(
-    dataset: Path = typer.Option(..., "--dataset", help="MemFuseBench or LoCoMo JSON."),
+    dataset: Path | None = typer.Option(
+        None, "--dataset", help="MemFuseBench or LoCoMo JSON (with --suite: one more source)."
+    ),
     fmt: str | None = typer.Option(None, "--format", help="memfusebench | locomo (default: detect)."),
     systems: str = typer.Option("naive_rag,bm25,hybrid,memfuse", "--systems"),
     k: int = typer.Option(20, "-k", min=1),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Questions per scenario."),
     out: Path = typer.Option(Path("bench-out"), "--out"),
+    suite: bool = typer.Option(
+        False, "--suite", help="Run several sources and report each system's worst gap to hybrid."
+    ),
+    seeds: str = typer.Option(
+        "7,11", "--seeds", help="Suite: generated benchmarks to run (seed 11 is never tuned on)."
+    ),
+    locomo: list[Path] = typer.Option(
+        [], "--locomo", help="Suite: a LoCoMo file to add as a source (repeatable)."
+    ),
+    dev_file: Path | None = typer.Option(
+        None, "--dev-file", help="Suite: dev household (default: ../shared/dev/household_dev.json)."
+    ),
+    person_blind: bool = typer.Option(
+        False, "--person-blind", help="Suite: add seed 7 with person-blind devices' tags removed."
+    ),
+    scenarios: int = typer.Option(
+        6, "--scenarios", min=1, help="Suite: households per generated benchmark."
+    ),
+    bench_dir: Path = typer.Option(
+        Path("data"), "--bench-dir", help="Suite: where generated benchmarks are cached."
+    ),
     data_dir: Path | None = DataDir,
 ) -> None:
-    """Compare systems on a benchmark; writes results.json, report.md and a chart."""
+    """Compare systems on a benchmark; writes results.json, report.md and a chart.
+
+    With --suite: each source into <out>/<source>/, then <out>/suite.md and suite.json.
+    """
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    settings = load_settings(data_dir=data_dir)
+    if suite:
+        _bench_suite(
+            names, seeds, locomo, dataset, dev_file, person_blind, scenarios, k, limit, out,
+            data_dir, bench_dir, settings,
+        )  # fmt: skip
+        return
+    if dataset is None:
+        raise MemFuseError("--dataset is required (or run several sources with --suite)")
     from eval.bench import run_bench
     from eval.report import render_console_table
 
-    settings = load_settings(data_dir=data_dir)
-    names = [s.strip() for s in systems.split(",") if s.strip()]
     results = run_bench(
         dataset, format=fmt, systems=names, k=k, limit=limit, out_dir=out,
         data_dir=data_dir or (out / "stores"), settings=settings, progress=True,
     )
     console().print(render_console_table(results))
     console().print(f"wrote {out / 'results.json'}, {out / 'report.md'}, {out / 'recall_by_category.png'}")
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise MemFuseError(f"--seeds: expected comma-separated integers, got {text!r}") from None
+
+
+def _bench_suite(
+    names: list[str], seeds: str, locomo: list[Path], dataset: Path | None,
+    dev_file: Path | None, person_blind: bool, scenarios: int, k: int, limit: int | None,
+    out: Path, data_dir: Path | None, bench_dir: Path, settings: MemFuseSettings,
+) -> None:  # fmt: skip
+    """`bench --suite`: options into a SuiteRequest; the suite itself lives in eval.suite."""
+    from eval.report import render_suite_table
+    from eval.suite import DEV_FILE, SuiteRequest, run_suite
+
+    request = SuiteRequest(
+        systems=names, seeds=_seeds(seeds), locomo=locomo,
+        datasets=[dataset] if dataset is not None else [],
+        dev_file=dev_file or DEV_FILE, person_blind=person_blind, scenarios=scenarios,
+        k=k, limit=limit, out_dir=out, data_dir=data_dir or (out / "stores"), bench_dir=bench_dir,
+    )  # fmt: skip
+    result = run_suite(request, settings=settings, progress=True)
+    out_console = console()
+    out_console.print(render_suite_table(result.summary))
+    for system, line in result.summary["verdicts"].items():
+        out_console.print(f"{system}: {line}")
+    out_console.print(f"wrote {result.markdown_path} and {result.json_path}")
 
 
 @app.command("bench-perf")

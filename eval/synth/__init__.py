@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from eval.dataset import VERSION, MemFuseBench, Scenario, dump, load, to_json, validate
+from eval.person_blind import strip_person_blind_counted
 from eval.synth.adversarial import finalize_ids, inject
 from eval.synth.assemble import to_scenario
 from eval.synth.conflicts import paired_conflicts
@@ -113,14 +114,27 @@ def generate(n_scenarios: int = 6, seed: int = 7, progress: bool = False) -> Mem
 
 
 def synth_command(
-    scenarios: int = 6, seed: int = 7, out: Path = Path("data/memfusebench.json")
+    scenarios: int = 6,
+    seed: int = 7,
+    out: Path = Path("data/memfusebench.json"),
+    person_blind: bool = False,
 ) -> SynthStats:
-    """Generate, write, prove the file loads back unchanged through `load`, report sizes."""
+    """Generate, write, prove the file loads back unchanged through `load`, report sizes.
+
+    `person_blind` empties `characters` on events of devices that cannot know who is there
+    (eval.person_blind); off, the file is exactly what the generator produced.
+    """
     bench, tally = generate_with_report(scenarios, seed)
+    stripped: int | None = None
+    if person_blind:
+        bench, stripped = strip_person_blind_counted(bench)
     text = to_json(bench)
     out = Path(out)
     dump(bench, out)
     reread = load(out)
     if to_json(reread) != text:
         raise SynthesisError("output", "*", f"{out} does not survive a load/dump round trip")
-    return stats(reread, dict(tally))
+    result = stats(reread, dict(tally))
+    if stripped is not None:
+        result.person_blind_stripped = stripped
+    return result

@@ -32,6 +32,11 @@ class SynthStats(BaseModel):
     filtering: dict[str, int] = Field(
         default_factory=dict, description="Rejected drafts by reason."
     )
+    person_blind_stripped: int | None = Field(
+        default=None,
+        description="Events whose people tags were removed (person-blind devices); "
+        "None when the transform was not applied.",
+    )
 
     def render(self) -> str:
         n = max(1, self.scenarios)
@@ -76,6 +81,11 @@ class SynthStats(BaseModel):
                 f"  {key:<22}{self.questions_by_category.get(key, 0):>8}"
                 f"{self.mean_evidence_by_category.get(key, 0.0):>10.2f}"
             )
+        if self.person_blind_stripped is not None:
+            lines += [
+                "",
+                f"{'person-blind: events untagged':<38}{self.person_blind_stripped:>10,}",
+            ]
         if self.filtering:
             lines += ["", "drafts rejected in filtering"]
             for key, value in sorted(self.filtering.items(), key=lambda kv: -kv[1]):

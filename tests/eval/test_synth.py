@@ -361,3 +361,82 @@ def test_views_must_come_from_distinct_devices():
     with pytest.raises(SynthesisError, match="cannot produce vision"):
         ep.view(ev, "lock_front", "vision", ["a face"])
     assert isinstance(ev, StoryEvent)
+
+
+# ---------------------------------------------------------------- person-blind devices
+
+
+@pytest.mark.parametrize(
+    ("device_type", "modality", "blind"),
+    [
+        ("motion_sensor", "motion", True),
+        ("door_window_sensor", "device_status", True),
+        ("Smart Thermostat", "environment", True),
+        ("Washer/Dryer", "device_status", True),
+        ("smart_fridge", "vision, device_status", True),  # its camera sees food, not faces
+        ("Smart Plug", "device_status", True),
+        ("Temperature & Humidity Sensor", "environment", True),
+        ("robot_vacuum", "device_status", True),
+        ("Smartwatch", "health, motion, location", False),
+        ("Kids Smartwatch", "health, motion, location", False),
+        ("smart_ring", "health", False),
+        ("laptop", "app_usage", False),
+        ("Smart Door Lock", "location", False),  # lock wins over door: per-user codes
+        ("Doorbell Camera", "vision, audio, location", False),
+        ("smart_speaker", "audio, dialogue", False),
+        ("smart_scale", "health", False),
+        ("car_system", "location, dialogue", False),
+        ("gaming_console", "app_usage, device_status", False),
+        ("", "environment", True),  # no known word: the modalities decide
+        ("gizmo", "environment, device_status", True),
+        ("gizmo", "vision", False),  # an unknown device is not guessed blind
+    ],
+)
+def test_person_blind_table(device_type, modality, blind):
+    from eval.dataset import Device
+    from eval.person_blind import is_person_blind
+
+    device = Device(device_id="d", device_type=device_type, modality=modality)
+    assert is_person_blind(device) is blind
+
+
+def test_every_generator_device_type_is_named_in_the_table():
+    """The generator's types are decided by a word, never by the modality fallback."""
+    from eval.person_blind import PERSON_AWARE_WORDS, PERSON_BLIND_WORDS, type_words
+
+    for device_type in DEVICE_CAPABILITIES:
+        assert set(type_words(device_type)) & (PERSON_AWARE_WORDS | PERSON_BLIND_WORDS), device_type
+
+
+def test_strip_person_blind_only_touches_tags_of_blind_devices(two):
+    from eval.person_blind import person_blind_devices, strip_person_blind_counted
+
+    before = to_json(two)
+    stripped, count = strip_person_blind_counted(two)
+    assert to_json(two) == before  # the input is left as it was
+    expected = 0
+    for old, new in zip(two.scenario_data, stripped.scenario_data, strict=True):
+        blind = person_blind_devices(old.persona.all_devices)
+        assert {"motion_hallway", "thermostat_living", "fridge_kitchen"} <= blind
+        assert not blind & {"doorbell_front", "lock_front", "speaker_kitchen"}
+        for a, b in zip(old.all_events(), new.all_events(), strict=True):
+            if a.device in blind:
+                assert b.characters == []
+                expected += bool(a.characters)
+            else:
+                assert b.characters == a.characters
+            assert a.model_dump(exclude={"characters"}) == b.model_dump(exclude={"characters"})
+        assert new.questions == old.questions
+    assert count == expected > 0
+
+
+def test_synth_command_person_blind_writes_the_stripped_file_and_counts_it(two, tmp_path):
+    from eval.person_blind import strip_person_blind
+
+    st = synth_command(1, 7, tmp_path / "blind.json", person_blind=True)
+    one = two.model_copy(update={"scenario_data": two.scenario_data[:1]})
+    assert (tmp_path / "blind.json").read_text() == to_json(strip_person_blind(one))
+    assert st.person_blind_stripped and st.person_blind_stripped > 0
+    assert "person-blind: events untagged" in st.render()
+    assert stats(one).person_blind_stripped is None
+    assert "person-blind" not in stats(one).render()  # the default statistics are unchanged
