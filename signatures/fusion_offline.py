@@ -4,13 +4,14 @@ It reads only what the agent is shown (the candidate records and tool results) a
 with explicit, tunable thresholds (`FusionPolicyConfig`):
 
 1. *update* the most similar fused node whose time range the event extends by at most
-   `segment_gap_minutes`, that shares a person with it, is similar enough and not
-   full — after one `get_pack_members` look-up (when budget remains) so that the new summary
+   `segment_gap_minutes`, that is anchored to it (`_anchored`: a shared person, or for a
+   person-blind observation the same place or shared rare details), is similar enough and
+   not full — after one `get_pack_members` look-up (when budget remains) so that the new summary
    is written from the members themselves;
 2. otherwise *create* a fused node with events from OTHER devices that observed the same
-   moment (within `same_moment_minutes`, sharing a person, similar enough);
+   moment (within `same_moment_minutes`, anchored, similar enough);
 3. in addition, add one *causal* edge from an earlier event (within `causal_window_hours`)
-   that shares a person and rare words with the current event and is similar but not a
+   that is anchored to and shares rare words with the current event and is similar but not a
    near-duplicate reading;
 4. otherwise *no_op*.
 """
@@ -52,8 +53,17 @@ class FusionPolicyConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     # what makes two memories one segment
-    anchor: Literal["person", "person_or_place"] = Field(
-        default="person", description="What fused memories must share besides time and text."
+    anchor: Literal["person", "person_or_place", "evidence"] = Field(
+        default="evidence",
+        description="What fused memories must share besides time and text. person: a person "
+        "(the first build; person-blind sensors never fuse); person_or_place: a person or a "
+        "place; evidence: a person when both name people, otherwise (a motion, door or "
+        "thermostat reading names nobody) the same place or shared rare details.",
+    )
+    blind_min_rarity: float = Field(
+        default=6.0, ge=0,
+        description="With the evidence anchor, rare-word overlap (Σ idf) that ties a person-blind "
+        "observation to another one at a different place.",
     )
     # update an existing pack
     segment_gap_minutes: float = Field(
@@ -189,10 +199,21 @@ class OfflineFusionPolicy:
             seen.setdefault(record.node_id, record)
         return list(seen.values())
 
-    def _anchored(self, a: CandidateRecord, b: CandidateRecord) -> bool:
-        if set(a.people) & set(b.people):
+    def _anchored(self, event: CandidateRecord, other: CandidateRecord) -> bool:
+        """Do the current event and a candidate share who or where, not only when?
+
+        Real person-blind sensors (motion, contact, thermostat, lights) carry no names, so
+        under the `evidence` anchor the person test applies only when both sides name
+        people; otherwise the place, or rare details they share, must tie them.
+        """
+        if set(event.people) & set(other.people):
             return True
-        return self.config.anchor == "person_or_place" and bool(set(a.locations) & set(b.locations))
+        same_place = bool(set(event.locations) & set(other.locations))
+        if self.config.anchor == "person_or_place":
+            return same_place
+        if self.config.anchor == "person" or (event.people and other.people):
+            return False
+        return same_place or other.rare_overlap >= self.config.blind_min_rarity
 
     def _pack_to_join(
         self, event: CandidateRecord, visible: list[CandidateRecord], budget: FusionBudget
@@ -245,7 +266,7 @@ class OfflineFusionPolicy:
             age = event.timestamp - r.timestamp
             if not timedelta(0) < age <= timedelta(hours=cfg.causal_window_hours):
                 continue
-            if not set(r.people) & set(event.people):
+            if not self._anchored(event, r):
                 continue
             if not cfg.causal_min_similarity <= r.similarity <= cfg.causal_max_similarity:
                 continue

@@ -58,8 +58,8 @@ class Axis:
 PLANNER_AXES: tuple[Axis, ...] = (
     Axis("planner.quota_default", (10, 20)),
     Axis("search.temporal_neighbor_keep", (3, 10)),
-    Axis("search.dense_per_query", (6, 15)),
     Axis("search.seed_pool", (20, 45)),
+    Axis("search.date_boost", (0.1, 1.0)),  # the window prior (a window never filters)
     Axis("planner.timeline_confidence", (0.5,)),
     Axis("planner.neighbor_confidence", (0.5,)),
 )

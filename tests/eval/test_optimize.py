@@ -185,9 +185,9 @@ def test_the_sweep_varies_one_axis_at_a_time_and_combines_the_winners() -> None:
     assert points[0] == {} and all(len(p) == 1 for p in points[1:])
     assert len(points) + 1 <= 12
     scored = [({}, 0.5), ({"search.seed_pool": 20}, 0.6), ({"search.seed_pool": 45}, 0.7),
-              ({"search.dense_per_query": 6}, 0.55), ({"planner.quota_default": 10}, 0.4)]
+              ({"search.date_boost": 1.0}, 0.55), ({"planner.quota_default": 10}, 0.4)]
     assert combined_point(PLANNER_AXES, scored, 0.5) == {
-        "search.dense_per_query": 6, "search.seed_pool": 45}
+        "search.seed_pool": 45, "search.date_boost": 1.0}
     assert combined_point(PLANNER_AXES, scored[:3], 0.5) is None  # one axis improved only
 
 

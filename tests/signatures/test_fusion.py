@@ -217,6 +217,39 @@ def test_twin_keeps_unrelated_events_atomic() -> None:
     assert [type(o) for o in out.plan.operations] == [NoOp]
 
 
+def test_person_blind_observations_fuse_by_place_not_by_name() -> None:
+    """A motion sensor names nobody: with the evidence anchor it joins the camera that saw the
+    same moment in the same room; the person anchor of the first build never fused it."""
+    motion = ev("motion", "08:05", "motion_kitchen", "Motion detected in the kitchen", [], sim=1.0)
+    camera = ev("cam", "08:04", "cam_kitchen", "David at the kitchen table", ["David"], sim=0.5)
+    elsewhere = ev("hall", "08:04", "motion_hall", "Motion in the hallway", [], "hallway", sim=0.6)
+    no_causes = {"causal_min_rarity": 99.0}
+    out = decide([camera, elsewhere], current=motion, config=FusionPolicyConfig(**no_causes))
+    assert [type(o) for o in out.plan.operations] == [CreateFusionNode]
+    assert out.plan.operations[0].member_ids == ["motion", "cam"]  # the hallway is elsewhere
+    by_person = FusionPolicyConfig(anchor="person", **no_causes)
+    assert [type(o) for o in decide([camera], current=motion, config=by_person).plan.operations
+            ] == [NoOp]
+
+
+def test_named_people_must_overlap_even_in_the_same_room() -> None:
+    emma = ev("emma", "08:04", "cam_kitchen", "Emma making tea", ["Emma"], sim=0.6)
+    lily = ev("lily", "08:05", "speaker_kitchen", "Lily asks for a song", ["Lily"], sim=1.0)
+    out = decide([emma], current=lily, config=FusionPolicyConfig(causal_min_rarity=99.0))
+    assert [type(o) for o in out.plan.operations] == [NoOp]
+
+
+def test_a_person_blind_reading_elsewhere_needs_shared_rare_details() -> None:
+    door = ev("door", "08:05", "contact_back", "Back door opened", [], "back door", sim=1.0)
+    shared = ev("cam", "08:04", "cam_garden", "Emma opens the back door", ["Emma"], "garden",
+                sim=0.5, rare=7.0)
+    plain = shared.model_copy(update={"node_id": "cam2", "rare_overlap": 1.0})
+    config = FusionPolicyConfig(causal_min_rarity=99.0)
+    assert decide([plain], current=door, config=config).plan.operations[0].__class__ is NoOp
+    created = decide([shared], current=door, config=config).plan.operations[0]
+    assert isinstance(created, CreateFusionNode) and created.member_ids == ["door", "cam"]
+
+
 # --- DSPy program with scripted answers -----------------------------------------------------
 
 PLAN = {
