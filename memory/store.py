@@ -542,6 +542,10 @@ class MemoryStore:
         """Event ids with start <= timestamp <= end, in time order."""
         return self._temporal.between(start, end)
 
+    def count_events_between(self, start: datetime, end: datetime) -> int:
+        """How many events lie in [start, end] (the temporal index, without building a list)."""
+        return self._temporal.count_between(start, end)
+
     def adjacent_events(self, event_id: str, radius: int, by: Literal["device", "person"]
                         ) -> list[str]:
         """Up to `radius` events before and after, on the same device (or sharing a person)."""

@@ -88,6 +88,9 @@ class MemoryStoreAPI(Protocol):
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         """Event ids with start <= timestamp <= end, in time order."""
 
+    def count_events_between(self, start: datetime, end: datetime) -> int:
+        """How many events lie in [start, end]."""
+
     def adjacent_events(self, event_id: str, radius: int, by: Literal["device", "person"]) -> list[str]:
         """Up to `radius` events before and after, on the same device (or sharing a person)."""
 

@@ -62,6 +62,12 @@ class TemporalIndex:
         hi = bisect.bisect_right(self._all, (end, _MAX_ID))
         return [event_id for _, event_id in self._all[lo:hi]]
 
+    def count_between(self, start: datetime, end: datetime) -> int:
+        """How many events lie in [start, end]: two bisections, no list built."""
+        lo = bisect.bisect_left(self._all, (start, ""))
+        hi = bisect.bisect_right(self._all, (end, _MAX_ID))
+        return max(hi - lo, 0)
+
     def first(self) -> datetime | None:
         return self._all[0][0] if self._all else None
 

@@ -57,9 +57,10 @@ class Axis:
 # under the search's 0.6 constraint threshold switches that constraint off.
 PLANNER_AXES: tuple[Axis, ...] = (
     Axis("planner.quota_default", (10, 20)),
-    Axis("search.temporal_neighbor_keep", (3, 10)),
+    Axis("search.temporal_neighbor_keep", (10,)),
     Axis("search.seed_pool", (20, 45)),
-    Axis("search.date_boost", (0.1, 1.0)),  # the window prior (a window never filters)
+    Axis("search.date_boost", (0.1, 0.6)),  # the window prior (a window never filters)
+    Axis("search.semantic_threshold", (0.9,)),  # ρ_S = 0.8 edges are mostly boilerplate
     Axis("planner.timeline_confidence", (0.5,)),
     Axis("planner.neighbor_confidence", (0.5,)),
 )

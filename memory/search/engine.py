@@ -22,6 +22,7 @@ from memory.search.expansion import expand, unconstrained_trace
 from memory.search.guard import guarded_order, reserved_slots
 from memory.search.plan import RoundPlan
 from memory.search.pool import ScoredPool, Scorer, project
+from memory.search.scoring import specific_boost
 from memory.search.rrf import fuse_lists
 from memory.search.seeds import (
     Window,
@@ -70,7 +71,8 @@ def run_search(
     traces = expand(cache, seeds, config)
 
     scorer = Scorer(
-        cache, config, query_vectors, {s.node_id: s.score for s in seeds}, window, cutoff
+        cache, config, query_vectors, {s.node_id: s.score for s in seeds}, window,
+        _window_bonus(store, window, config, question_time), cutoff,
     )
     pool = scorer.pool(traces)
     neighbors = plan.temporal_neighbors
@@ -103,6 +105,19 @@ def run_search(
         guard_ids=guard_ids,
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )
+
+
+def _window_bonus(
+    store: MemoryStoreAPI, window: Window | None, config: SearchConfig, asked: datetime | None
+) -> float:
+    """b_date for this window: `date_boost` scaled by the share of the memory as of asking
+    (events up to the question time) that the window leaves out."""
+    if window is None or config.date_boost == 0.0:
+        return 0.0
+    horizon = asked or datetime.max
+    total = store.count_events_between(datetime.min, horizon)
+    inside = store.count_events_between(window[0], min(window[1], horizon))
+    return specific_boost(config.date_boost, inside, total)
 
 
 def applied_confidence(plan: RoundPlan, config: SearchConfig) -> float:

@@ -65,6 +65,7 @@ class Scorer:
         query_vectors: np.ndarray | None,
         rrf: dict[str, float],
         window: tuple[datetime, datetime] | None,
+        window_bonus: float,
         cutoff: datetime | None,
     ):
         self.cache = cache
@@ -72,6 +73,7 @@ class Scorer:
         self.query_vectors = query_vectors
         self.rrf = rrf
         self.window = window
+        self.window_bonus = window_bonus
         self.cutoff = cutoff
         self._cosines: dict[str, float] = {}
 
@@ -102,7 +104,7 @@ class Scorer:
         if config.rank_by == "rrf":
             score = rrf
         else:
-            boost = window_boost(span[0], span[1], self.window, config.date_boost)
+            boost = window_boost(span[0], span[1], self.window, self.window_bonus)
             score = atomic_score(
                 cosine,
                 trace.distance,

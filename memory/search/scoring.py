@@ -76,6 +76,18 @@ def window_boost(
     return boost if start <= window[1] and end >= window[0] else 0.0
 
 
+def specific_boost(boost: float, inside: int, total: int) -> float:
+    """The window bonus scaled by how much of the memory the window leaves out.
+
+    A window holding most of what is remembered ("why … on Saturday?" looking back three
+    days over a three-day memory) says little about where the evidence is; a one-day window
+    over a week says a lot. So b_date = boost · (1 − inside / total).
+    """
+    if boost == 0.0 or total <= 0:
+        return 0.0
+    return boost * (1.0 - min(inside, total) / total)
+
+
 def max_cosines(query_vectors: np.ndarray, node_vectors: np.ndarray) -> np.ndarray:
     """cos(q, x) per node: the best match over the focus and rewrite query vectors.
 

@@ -7,8 +7,8 @@ events of a confident time window ranked by cosine to the focus query.
 A time window never filters: the dense and lexical lists are the same with or without
 one, and the window only *adds* the ``temporal`` list (and, in scoring, a small prior).
 A planner's window is a reading of the question, and a wrong reading must not be able
-to remove the evidence the plain question finds — the causes of "why didn't Leo play on
-Saturday?" happened on Thursday.
+to remove the evidence the plain question finds — the causes of "why was the match
+cancelled on Saturday?" may lie on Thursday.
 """
 
 from __future__ import annotations

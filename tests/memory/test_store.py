@@ -494,3 +494,16 @@ def test_memory_store_implements_the_protocol() -> None:
         have = inspect.signature(getattr(MemoryStore, name)).parameters
         assert list(have) == list(wanted), name
         assert [p.default for p in have.values()] == [p.default for p in wanted.values()], name
+
+
+
+def test_count_events_between_matches_the_listed_events(
+    open_store: Any, household: list[Event]
+) -> None:
+    store = open_store()
+    store.add_events(household)
+    spans = [(datetime.min, datetime.max), *((e.timestamp, e.timestamp) for e in household)]
+    spans.append((household[0].timestamp, household[-1].timestamp - timedelta(seconds=1)))
+    for start, end in spans:
+        assert store.count_events_between(start, end) == len(store.events_between(start, end))
+    assert store.count_events_between(datetime(1990, 1, 1), datetime(1990, 1, 2)) == 0

@@ -244,6 +244,9 @@ class FakeStore:
         self.calls.append("events_between")
         return [e.event_id for e in self.all_events() if start <= e.timestamp <= end]
 
+    def count_events_between(self, start: datetime, end: datetime) -> int:
+        return sum(1 for e in self.all_events() if start <= e.timestamp <= end)
+
     def adjacent_events(
         self, event_id: str, radius: int, by: Literal["device", "person"]
     ) -> list[str]:

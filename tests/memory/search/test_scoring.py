@@ -16,6 +16,7 @@ from memory.search.scoring import (
     mean_top,
     pack_score,
     path_prior,
+    specific_boost,
     window_boost,
 )
 
@@ -89,3 +90,10 @@ def test_cosine_is_the_best_match_over_query_vectors() -> None:
     queries = np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32)
     nodes = np.array([[0.6, 0.8, 0], [0, 0, 1]], dtype=np.float32)
     assert max_cosines(queries, nodes).tolist() == pytest.approx([0.8, 0.0])
+
+
+def test_a_window_holding_most_of_the_memory_earns_little() -> None:
+    assert specific_boost(0.6, 10, 70) == pytest.approx(0.6 * 60 / 70)  # one day of a week
+    assert specific_boost(0.6, 70, 70) == 0.0  # the window is the whole memory
+    assert specific_boost(0.6, 0, 0) == 0.0  # nothing remembered yet
+    assert specific_boost(0.0, 1, 70) == 0.0
