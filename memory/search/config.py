@@ -56,8 +56,8 @@ class ContextBudget(BaseModel):
         default=False,
         description="A fused summary uses one of the `entries` (the paper) instead of coming on "
         "top of them (at most `max_fused` extra lines). Off by default: three summaries then "
-        "pushed three events out, and evidence recall fell below the hybrid baseline's 20 "
-        "events on data our generator did not write (../shared/dev: 0.719 vs 0.770).",
+        "pushed three events out of a context compared with the baselines' k events "
+        "(evidence recall 0.402 with vs 0.422 without on the generated benchmark).",
     )
 
 
@@ -83,11 +83,6 @@ class GuardConfig(BaseModel):
     share_confident: float = Field(
         default=0.3, ge=0.0, le=1.0,
         description="Reserved share at constraint confidence 1.0 (linear in between).",
-    )
-    confidence_from: Literal["time_window", "any_constraint"] = Field(
-        default="any_constraint",
-        description="Whose confidence shrinks the reserve: the time window's alone, or the "
-        "highest of every honoured constraint (coverage, timeline and neighbours reorder too).",
     )
 
 

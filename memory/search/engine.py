@@ -48,9 +48,9 @@ def run_search(
     """Run one round plan against the store and return the top-k events with their traces.
 
     `question` is the asker's own words (default: the plan's focus): the guard's
-    unconstrained lists search exactly them, so its reserved slots hold what plain
-    hybrid retrieval finds for the question (see `memory.search.guard`). `requester` (who asks) gives the asker's own events the first turn when the plan
-    asks to cover several people; `question_time` (when they ask) hides later events
+    unconstrained lists search exactly them, so its reserved slots hold what plain hybrid
+    retrieval finds for the question (see `memory.search.guard`). `requester` (who asks)
+    gives the asker's own events the first turn when the plan asks to cover several people; `question_time` (when they ask) hides later events
     when the recipe's ``hide_after_question_time`` is on.
     """
     started = time.perf_counter()
@@ -121,19 +121,18 @@ def _window_bonus(
 
 
 def applied_confidence(plan: RoundPlan, config: SearchConfig) -> float:
-    """The confidence the guard scales by: the honoured time window's (`time_window`), or the
-    highest among every honoured constraint (`any_constraint`); 0 when none is honoured."""
-    window = plan.time_window.confidence if active_window(plan, config) is not None else 0.0
-    if config.guard.confidence_from == "time_window":
-        return window
-    others = (
+    """The confidence the guard scales by: the highest among the constraints this search
+    honours (a window adds seeds and a prior; coverage, timeline and neighbours reorder);
+    0 when it honours none."""
+    neighbors = plan.temporal_neighbors
+    honoured = (
+        plan.time_window.confidence if active_window(plan, config) is not None else 0.0,
         plan.coverage_diversification.confidence if _coverage_dimensions(plan, config) else 0.0,
         plan.timeline_mode.confidence if _timeline_on(plan, config) else 0.0,
-        plan.temporal_neighbors.confidence
-        if plan.temporal_neighbors.enabled and confident(plan.temporal_neighbors.confidence, config)
+        neighbors.confidence if neighbors.enabled and confident(neighbors.confidence, config)
         else 0.0,
     )
-    return max(window, *others)
+    return max(honoured)
 
 
 def _ranked(lists: dict[str, list[str]], rrf_k: int) -> list[str]:
@@ -151,7 +150,8 @@ def _guarded(
     if missing:
         scorer.prefetch(missing)
     for node_id in missing:
-        by_id[node_id] = pool.events.get(node_id) or scorer.event(node_id, unconstrained_trace(node_id))
+        known = pool.events.get(node_id)
+        by_id[node_id] = known or scorer.event(node_id, unconstrained_trace(node_id))
     return [by_id[i] for i in order]
 
 

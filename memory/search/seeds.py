@@ -51,10 +51,11 @@ def seed_queries(plan: RoundPlan, config: SearchConfig) -> list[str]:
     return list(dict.fromkeys(queries))[: 1 + MAX_REWRITES]
 
 
-def dense_list(cache: StoreCache, vector: np.ndarray, n: int, config: SearchConfig) -> list[str]:
-    """One query's `n` best dense hits: events and (with fusion on) fused summaries in one ranking."""
+def dense_list(cache: StoreCache, vector: np.ndarray, config: SearchConfig) -> list[str]:
+    """One query's dense hits: events and (with fusion on) fused summaries in one ranking."""
     kind = None if config.use_fused else NodeKind.EVENT
-    return [node_id for node_id, _ in cache.store.dense_search(vector, n, kind=kind)]
+    hits = cache.store.dense_search(vector, config.dense_per_query, kind=kind)
+    return [node_id for node_id, _ in hits]
 
 
 def lexical_list(cache: StoreCache, query: str, config: SearchConfig) -> list[str]:
@@ -87,9 +88,7 @@ def collect_seed_lists(
     lists: dict[str, list[str]] = {}
     if config.use_dense and query_vectors is not None:
         for index, vector in enumerate(query_vectors):
-            lists[f"{DENSE_PREFIX}:{index}"] = dense_list(
-                cache, vector, config.dense_per_query, config
-            )
+            lists[f"{DENSE_PREFIX}:{index}"] = dense_list(cache, vector, config)
     if config.use_bm25:
         lists[BM25_LIST] = lexical_list(cache, plan.lexical_query(), config)
     if config.use_temporal and window is not None and query_vectors is not None:
