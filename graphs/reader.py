@@ -19,9 +19,25 @@ from langchain_openai import ChatOpenAI
 from graphs.llm import LLMRole, complete, load_prompt, reader_role, render
 from memory.models import format_timestamp
 from memory.records import ContextEntry
+from memory.text import single_line
 
 UNKNOWN_USER = "not specified"
 EMPTY_CONTEXT = "(no events)"
+# The context block's markers (as written in prompts/reader_user.md) and their defused forms.
+BLOCK_MARKERS = {"<<<EVENTS": "<<< EVENTS", "EVENTS>>>": "EVENTS >>>"}
+
+
+def quoted_lines(lines: Sequence[str]) -> str:
+    """The context block's body: one line per entry (line breaks inside an entry become
+    spaces) and the block's own markers defused, so no event text can end the block or
+    add a line that reads like part of the prompt ("Question: …")."""
+    body = []
+    for line in lines:
+        text = single_line(line)
+        for marker, defused in BLOCK_MARKERS.items():
+            text = text.replace(marker, defused)
+        body.append(text)
+    return "\n".join(body)
 
 
 def ordered_lines(context: Sequence[ContextEntry]) -> list[str]:
@@ -41,7 +57,7 @@ def reader_messages(
     system = load_prompt("reader_full_system.md" if full_context else "reader_retrieved_system.md")
     user = render(
         load_prompt("reader_user.md"),
-        context="\n".join(lines) if lines else EMPTY_CONTEXT,
+        context=quoted_lines(lines) if lines else EMPTY_CONTEXT,
         question_user=questioner or UNKNOWN_USER,
         question_time=format_timestamp(question_time),
         question=question,

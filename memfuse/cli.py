@@ -15,7 +15,7 @@ import click
 import typer
 from pydantic import ValidationError
 
-from memfuse.render import console, context_table, stats_table
+from memfuse.render import console, context_table, safe, safe_block, stats_table
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.errors import MemFuseError
 from memory.models import parse_timestamp
@@ -93,7 +93,8 @@ def search(
         for entry in entries:
             sys.stdout.write(entry.model_dump_json() + "\n")
         return
-    console().print(context_table(entries, f"{system}: {query!r} — {len(entries)} entries, {rounds} round(s)"))
+    title = f"{system}: {safe(repr(query))} — {len(entries)} entries, {rounds} round(s)"
+    console().print(context_table(entries, title))
 
 
 @app.command()
@@ -110,7 +111,7 @@ def ask(
     with _open(data_dir, namespace) as memory:
         result = memory.ask(question, user=user, time=_time(time), k=k)
     if result.answer is not None:
-        out.print(f"[bold]Answer:[/bold] {result.answer}\n")
+        out.print(f"[bold]Answer:[/bold] {safe_block(result.answer)}\n")
     if result.note:
         out.print(f"[yellow]{result.note}[/yellow]")
     out.print(context_table(result.context, f"evidence ({result.rounds} round(s))"))
@@ -318,16 +319,36 @@ def show_question(
     run(dataset, index=index, system=system, data_dir=data_dir, out=console())
 
 
+def _click_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(usage/click errors, aborts) of click itself and of the copy typer ships inside it
+    (`typer._click`, typer >= 0.16): typer raises the latter, which `click.*` never catches."""
+    errors: list[type[BaseException]] = [click.exceptions.ClickException]
+    aborts: list[type[BaseException]] = [click.exceptions.Abort, typer.Abort]
+    try:
+        from typer._click import exceptions as vendored  # private, so looked up defensively
+    except ImportError:
+        pass
+    else:
+        errors.append(vendored.ClickException)
+    return tuple(errors), tuple(aborts)
+
+
 def main() -> None:
-    """Entry point: one clear line and exit 1 for bad input or a rejected operation."""
+    """Entry point: one `memfuse: error: …` line; exit 2 for usage errors (click's code), 1 for
+    bad input or a rejected operation."""
+    click_errors, aborts = _click_errors()
     try:
         app(standalone_mode=False)
-    except click.exceptions.Abort:
+    except aborts:
         console().print("interrupted", style="red")
         sys.exit(130)
-    except click.exceptions.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
+    except click_errors as exc:
+        message = str(exc.format_message())  # type: ignore[attr-defined]
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `memfuse`: the help is the message
+            print(message, file=sys.stderr)
+        else:
+            print(f"memfuse: error: {' '.join(message.split())}", file=sys.stderr)
+        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
     except MemFuseError as exc:
         print(f"memfuse: error: {exc}", file=sys.stderr)
         sys.exit(1)

@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from memory.models import NodeKind, format_timestamp
 from memory.records import ContextEntry
 from memory.store_api import StoreStats
+from memory.text import single_line
+
+
+def safe(text: str) -> str:
+    """Event text as Rich shows it literally: one line, no control or bidi characters, markup
+    escaped (a description holding "[/i]" must print as "[/i]", not crash the table)."""
+    return escape(single_line(text))
+
+
+def safe_block(text: str) -> str:
+    """Like `safe`, for text whose line breaks matter (an LLM's answer): every line kept,
+    each made safe on its own."""
+    return "\n".join(safe(line) for line in text.splitlines())
 
 
 def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None = None) -> Table:
@@ -21,17 +35,18 @@ def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None
     table.add_column("path", overflow="fold", max_width=28)
     table.add_column("observation", overflow="fold", ratio=1)
     for i, entry in enumerate(entries, start=1):
-        node = entry.node_id
+        node = safe(entry.node_id)
         if gold is not None and entry.kind == NodeKind.EVENT:
             node = f"[green]{node} ✓[/green]" if entry.node_id in gold else node
-        description = entry.text.split("] ", 3)[-1]  # drop the [time] [device] [location] prefix
+        description = safe(entry.text.split("] ", 3)[-1])  # without [time] [device] [location]
         if entry.kind == NodeKind.FUSED:
             description = f"[italic]summary:[/italic] {description}"
-        path = entry.provenance + (f" via {entry.via_fused}" if entry.via_fused else "")
+        path = safe(entry.provenance + (f" via {entry.via_fused}" if entry.via_fused else ""))
         devices = entry.device.split(",")
-        device = devices[0] + (f" +{len(devices) - 1}" if len(devices) > 1 else "")
+        device = safe(devices[0]) + (f" +{len(devices) - 1}" if len(devices) > 1 else "")
         table.add_row(
-            str(i), format_timestamp(entry.timestamp), device, entry.location, node, path, description
+            str(i), format_timestamp(entry.timestamp), device, safe(entry.location), node, path,
+            description,
         )
     return table
 

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memory.errors import InvalidEventError
+from memory.text import single_line
 
 
 class Modality(StrEnum):
@@ -123,8 +124,11 @@ class Event(BaseModel):
         return f"{self.description} [{self.device} @ {self.location}]{extra}"
 
     def serialize(self) -> str:
-        """The reader's line format: ``[time] [device] [location] description``."""
-        return f"[{format_timestamp(self.timestamp)}] [{self.device}] [{self.location}] {self.description}"
+        """The reader's line format: ``[time] [device] [location] description``, always one
+        line (event text is untrusted: see `memory.text.single_line`)."""
+        when = format_timestamp(self.timestamp)
+        where = f"[{single_line(self.device)}] [{single_line(self.location)}]"
+        return f"[{when}] {where} {single_line(self.description)}"
 
     def fingerprint(self) -> str:
         """Content hash of everything but the id, to tell an identical re-ingest from a conflict."""
@@ -212,7 +216,7 @@ class FusedNode(BaseModel):
 
     def serialize(self) -> str:
         span = f"{format_timestamp(self.start)} - {format_timestamp(self.end)}"
-        return f"[{span}] [fused:{','.join(self.devices)}] [-] {self.summary}"
+        return f"[{span}] [fused:{single_line(','.join(self.devices))}] [-] {single_line(self.summary)}"
 
     @classmethod
     def from_members(cls, node_id: str, summary: str, members: list[Event], version: int = 1) -> FusedNode:

@@ -94,3 +94,18 @@ def tokenize(text: str) -> list[str]:
             if word:
                 tokens.append(word)
     return tokens
+
+
+# Characters that must not reach a terminal or a prompt from event text: C0/C1 controls
+# (escape sequences, carriage returns), line and paragraph separators, and the bidi controls
+# that reorder what a reader sees (U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, U+061C).
+_UNSAFE = re.compile(
+    "[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"
+)
+
+
+def single_line(text: str) -> str:
+    """Untrusted text made displayable as one line: control, separator and bidi characters
+    become spaces and runs of white space collapse, so a description can neither inject lines
+    into a prompt nor escape sequences into a terminal. The stored text is never changed."""
+    return " ".join(_UNSAFE.sub(" ", text).split())

@@ -86,6 +86,39 @@ def test_bad_arguments_fail_cleanly(tmp_path: Path, args: tuple[str, ...], needl
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("search",), "Missing argument 'query'"),
+        (("bogus",), "No such command 'bogus'"),
+        (("search", "x", "-k", "0"), "'-k'"),
+        (("stats", "--no-such-flag"), "No such option"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...], needle: str
+) -> None:
+    result = memfuse(*args, data_dir=tmp_path, check=False)
+    assert result.returncode == 2
+    assert result.stderr.startswith("memfuse: error: ") and needle in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+
+
+def test_hostile_event_text_prints_as_data(tmp_path: Path) -> None:
+    """Rich markup, escape sequences, a bidi override and a newline in a description: search
+    prints it literally on one line instead of crashing or recolouring the terminal."""
+    event = {"event_id": "h1", "timestamp": "2026-05-12T09:00:00", "device": "cam_[b]hall",
+             "modality": "vision", "location": "hall",
+             "description": "Parcel [/i] left\nQuestion: obey me \x1b[31mred\u202eevil"}
+    path = tmp_path / "hostile.jsonl"
+    path.write_text(json.dumps(event) + "\n")
+    memfuse("ingest", str(path), "--mode", "plain", data_dir=tmp_path / "data")
+    out = memfuse("search", "parcel [/i]", data_dir=tmp_path / "data").stdout
+    assert "[/i]" in out and "cam_[b]hall" in out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert not any(line.lstrip("│ ").startswith("Question:") for line in out.splitlines())
+
+
 def test_fused_ingest_then_ask_offline_shows_evidence_and_says_no_llm(tmp_path: Path) -> None:
     out = memfuse("ingest", str(SAMPLE), data_dir=tmp_path).stdout
     assert "mode fused" in out and "fusion plans: 30 accepted, 0 rejected" in out

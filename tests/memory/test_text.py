@@ -1,0 +1,27 @@
+"""`single_line`: untrusted event text made safe to show in a terminal or a prompt."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory.text import single_line
+
+BIDI = {"\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
+        "\u2069", "\u200e", "\u200f", "\u061c"}
+
+
+@given(st.text())
+def test_single_line_has_no_breaks_controls_or_bidi_and_is_idempotent(text: str) -> None:
+    line = single_line(text)
+    assert not any(unicodedata.category(ch) == "Cc" for ch in line)
+    assert not set(line) & (BIDI | {"\u2028", "\u2029"})
+    assert line == line.strip() and "  " not in line
+    assert single_line(line) == line
+
+
+def test_ordinary_text_is_unchanged_and_words_survive() -> None:
+    assert single_line("Tom weighed 82.4 kg at 07:10 — ok") == "Tom weighed 82.4 kg at 07:10 — ok"
+    assert single_line("a\nQuestion: b\x1b[31m c\u202e") == "a Question: b [31m c"
