@@ -66,15 +66,31 @@ FUSED_PREFIX = "fused_"
 def parse_timestamp(value: Any) -> datetime:
     """Accept a datetime or an ISO-8601 string (``T`` or space, optional seconds/offset/``Z``)."""
     if isinstance(value, datetime):
-        return value.replace(tzinfo=None)
+        return _in_range(value.replace(tzinfo=None))
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}")
     text = value.strip()
     text = text.removesuffix("Z")
     try:
-        return datetime.fromisoformat(text).replace(tzinfo=None)
+        parsed = datetime.fromisoformat(text).replace(tzinfo=None)
     except ValueError:
         raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}") from None
+    return _in_range(parsed)
+
+
+# Time arithmetic (windows reaching days back, fusion gaps, spans) must never overflow
+# datetime's years 1..9999, so accepted times keep a year of margin at both ends.
+EARLIEST = datetime(2, 1, 1)
+LATEST = datetime(9998, 12, 31, 23, 59, 59)
+
+
+def _in_range(moment: datetime) -> datetime:
+    if not EARLIEST <= moment <= LATEST:
+        raise ValueError(
+            f"timestamp {moment.isoformat()} is outside the supported range "
+            f"{EARLIEST.date().isoformat()} to {LATEST.date().isoformat()}"
+        )
+    return moment
 
 
 def format_timestamp(ts: datetime) -> str:
@@ -170,6 +186,8 @@ def parse_event(record: dict[str, Any], position: int | None = None) -> Event:
         problem = err["msg"]
         if field == "modality":
             problem = f"unknown modality {known.get('modality')!r} (expected one of: {', '.join(m.value for m in Modality)})"
+        elif field == "timestamp" and "supported range" in problem:
+            problem = problem.removeprefix("Value error, ")
         elif field == "timestamp":
             problem = f"unparseable timestamp {known.get('timestamp')!r}"
         raise InvalidEventError(str(event_id), field, problem, position) from None

@@ -299,7 +299,18 @@ class MemoryStore:
         with self._db.lock:  # validation must see the state the write will change
             return self._add_events(events, progress)
 
-    def _add_events(self, events: Sequence[Event], progress: bool) -> AddReport:
+    def check_events(self, events: Sequence[Event]) -> AddReport:
+        """What `add_events` would do with this batch (added / unchanged), raising the same
+        errors, and writing nothing: a caller that stores a large batch in parts checks the
+        whole batch first, so a bad record at its end cannot leave its beginning written."""
+        with self._db.lock:
+            new, unchanged, _ = self._validated(events)
+            return AddReport(added=[e.event_id for e in new], unchanged=unchanged)
+
+    def _validated(
+        self, events: Sequence[Event]
+    ) -> tuple[list[Event], list[str], dict[str, str]]:
+        """(new events, unchanged ids, fingerprint by id) of a batch, or the first problem."""
         batch: dict[str, Event] = {}
         fingerprints: dict[str, str] = {}
         for position, event in enumerate(events, start=1):
@@ -333,6 +344,10 @@ class MemoryStore:
                 unchanged.append(event_id)
             else:
                 raise EventConflictError(event_id, self._events[event_id].differing_fields(event))
+        return new, unchanged, fingerprints
+
+    def _add_events(self, events: Sequence[Event], progress: bool) -> AddReport:
+        new, unchanged, fingerprints = self._validated(events)
         if not new:
             return AddReport(unchanged=unchanged)
         vectors = self._embed([e.index_text() for e in new], progress)

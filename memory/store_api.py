@@ -42,6 +42,9 @@ class MemoryStoreAPI(Protocol):
         """All-or-nothing: a conflicting id (same id, other content) raises EventConflictError
         before anything is written; identical re-adds are no-ops."""
 
+    def check_events(self, events: Sequence[Event]) -> AddReport:
+        """What add_events would add / leave unchanged, with the same errors; writes nothing."""
+
     def has_node(self, node_id: str) -> bool: ...
     def get_event(self, event_id: str) -> Event: ...
     def get_events(self, event_ids: Iterable[str]) -> list[Event]: ...

@@ -11,6 +11,9 @@ torch thread while the graph loop runs: on a small, busy machine a two-thread Op
 spins against other processes and one short text took ~190 ms instead of ~35 ms (measured
 on the 2-core development box). Batch embedding of each chunk keeps the configured threads.
 
+A batch is checked whole (ids, immutability, reserved prefixes) before its first chunk is
+written, so a bad record at its end never leaves its beginning stored and fused.
+
 Re-ingesting: events the store already held (identical content) are skipped by default —
 they were fused when first ingested. An ingest interrupted mid-chunk leaves at most one
 chunk stored but not fused; `skip_unchanged=False` fuses such events again (the validator
@@ -72,6 +75,7 @@ def ingest_events(
     """Fuse `events` into `store` through the fusion graph; returns counts and throughput."""
     ctx = replace(config or FusionContext(), store=store)
     batch = _as_events(events)
+    store.check_events(batch)  # the whole batch, before its first chunk is written
     started = time.perf_counter()
     report = IngestReport(
         events=0,

@@ -498,3 +498,27 @@ def test_singleton_packs_are_not_inspected(store: MemoryStore) -> None:
     step = state["tool_history"][-1]
     assert step.results == [] and step.note.startswith("singleton pack: not inspected")
     assert state.get("inspected", {}) == {} and state["lookups"] == 1
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        make_event("e1", "23:00", "cam_kitchen", "A different text under a stored id", ["David"]),
+        make_event("fused_x", "23:00", "cam_kitchen", "An id with the reserved prefix", []),
+    ],
+    ids=["stored-id-other-content", "reserved-prefix"],
+)
+def test_a_bad_last_record_writes_nothing_at_any_chunk_size(
+    store: MemoryStore, last: Event
+) -> None:
+    """A batch is checked whole before its first chunk is written: 40 good events in chunks
+    of 4, then one bad record, leave the store exactly as it was."""
+    before = snapshot(store)
+    good = [make_event(f"n{i:02d}", f"10:{i:02d}", "cam_kitchen", f"Reading {i}", [])
+            for i in range(40)]
+    with pytest.raises(Exception) as raised:
+        ingest_events(store, [*good, last], config=FusionContext(policy="offline"),
+                      progress=False, chunk_size=4)
+    assert last.event_id in str(raised.value)
+    assert snapshot(store) == before
+    assert not any(store.has_node(e.event_id) for e in good)

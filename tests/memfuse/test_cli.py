@@ -77,6 +77,7 @@ def test_bad_batch_is_one_line_error_and_writes_nothing(tmp_path: Path) -> None:
         (("search", "x", "--system", "oracle"), "unknown system"),
         (("search", "x", "--time", "notatime"), "--time"),
         (("ingest", "/no/such/file.jsonl"), "no such file"),
+        (("search", "x", "--time", "0001-01-01"), "supported range"),
     ],
 )
 def test_bad_arguments_fail_cleanly(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
@@ -84,6 +85,22 @@ def test_bad_arguments_fail_cleanly(tmp_path: Path, args: tuple[str, ...], needl
     assert result.returncode != 0
     assert needle in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("year", ["0001", "9999"])
+def test_a_timestamp_at_the_edge_of_time_is_one_line_and_writes_nothing(
+    tmp_path: Path, year: str
+) -> None:
+    good = SAMPLE.read_text().splitlines()[:5]
+    edge = json.dumps({"event_id": "edge", "timestamp": f"{year}-06-01T10:00:00",
+                       "device": "cam", "modality": "vision", "description": "far away"})
+    path = tmp_path / "batch.jsonl"
+    path.write_text("\n".join([*good, edge]) + "\n")
+    result = memfuse("ingest", str(path), data_dir=tmp_path / "data", check=False)
+    assert result.returncode == 1 and result.stderr.strip().count("\n") == 0
+    assert "edge" in result.stderr and "supported range" in result.stderr
+    stats = memfuse("stats", data_dir=tmp_path / "data").stdout
+    assert re.search(r"│ events\s+│\s+0 │", stats)
 
 
 @pytest.mark.parametrize(

@@ -80,12 +80,17 @@ class FakeStore:
         return self.vecs[node_id]
 
     # --- events ---
-    def add_events(self, events: Sequence[Event], progress: bool = False) -> AddReport:
-        report = AddReport()
+    def check_events(self, events: Sequence[Event]) -> AddReport:
         for e in events:
             old = self.events.get(e.event_id)
             if old is not None and old.fingerprint() != e.fingerprint():
                 raise EventConflictError(e.event_id, old.differing_fields(e))
+        added = [e.event_id for e in events if e.event_id not in self.events]
+        return AddReport(added=added, unchanged=[e.event_id for e in events if e.event_id not in added])
+
+    def add_events(self, events: Sequence[Event], progress: bool = False) -> AddReport:
+        report = AddReport()
+        self.check_events(events)
         for e in events:
             if e.event_id in self.events:
                 report.unchanged.append(e.event_id)

@@ -101,6 +101,10 @@ class FakeStore:
                 added.append(event.event_id)
         return AddReport(added=added)
 
+    def check_events(self, events: Sequence[Event]) -> AddReport:
+        new = [e.event_id for e in events if e.event_id not in self._events]
+        return AddReport(added=new, unchanged=[e.event_id for e in events if e.event_id not in new])
+
     def has_node(self, node_id: str) -> bool:
         return node_id in self._events or node_id in self._fused
 
