@@ -38,6 +38,9 @@ class IngestSummary(BaseModel):
     mode: IngestMode
     plans_accepted: int = 0
     plans_rejected: int = 0
+    drained: int = Field(
+        default=0, description="Events an earlier, interrupted ingest had left queued, now fused."
+    )
     details: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -131,9 +134,14 @@ class MemFuse:
             received=len(batch), added=fusion.added, unchanged=len(batch) - fusion.added,
             seconds=time.perf_counter() - started, mode=mode,
             plans_accepted=fusion.accepted, plans_rejected=fusion.rejected,
+            drained=fusion.drained,
             details={"ops": fusion.ops, "edges_added": fusion.edges_added,
                      "events_per_s": fusion.events_per_s, "replayed": fusion.replayed},
         )
+
+    def fuse_pending(self, *, progress: bool = False) -> IngestSummary:
+        """Fuse what an interrupted ingest stored but never fused (the fusion queue)."""
+        return self.ingest([], mode="fused", progress=progress)
 
     # --- read path ---
     def search(

@@ -72,6 +72,27 @@ def ingest(
         )
         if summary.mode == "fused":
             out.print(f"fusion plans: {summary.plans_accepted} accepted, {summary.plans_rejected} rejected")
+        if summary.drained:
+            out.print(f"fused {summary.drained} events an interrupted ingest had left queued")
+        out.print(stats_table(memory.stats(), str(memory.store.data_dir)))
+
+
+@app.command()
+def fuse(
+    pending: bool = typer.Option(False, "--pending", help="Fuse the queued (stored, unfused) events."),
+    data_dir: Path | None = DataDir,
+    namespace: str | None = Namespace,
+) -> None:
+    """Fuse what an interrupted ingest left stored but unfused (`memfuse stats` counts it)."""
+    if not pending:
+        raise MemFuseError("nothing to do: say what to fuse (--pending)")
+    out = console()
+    with _open(data_dir, namespace) as memory:
+        summary = memory.fuse_pending(progress=True)
+        out.print(
+            f"fused {summary.drained} queued events in {summary.seconds:.1f}s "
+            f"({summary.plans_accepted} plans accepted, {summary.plans_rejected} rejected)"
+        )
         out.print(stats_table(memory.stats(), str(memory.store.data_dir)))
 
 

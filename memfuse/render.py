@@ -67,6 +67,7 @@ def stats_table(stats: StoreStats, where: str) -> Table:
         span = f"{format_timestamp(stats.first_event)} → {format_timestamp(stats.last_event)}"
     table.add_row("time span", span)
     table.add_row("unfinished fusion plans", str(stats.pending_plans))
+    table.add_row("events waiting for fusion", str(stats.pending_fusion))
     return table
 
 

@@ -80,6 +80,13 @@ _SCHEMA = (
         "payload TEXT NOT NULL, status TEXT NOT NULL CHECK (status IN ('pending', 'done', "
         "'rejected')), reason TEXT, created_at TEXT NOT NULL)"
     ),
+    # Stored by a fused ingest but not fused yet: written in the same transaction as the event,
+    # removed once its fusion finished, so a crash, a full disk or an LLM outage leaves work
+    # that the next ingest (or `memfuse fuse --pending`) picks up, never a silent gap.
+    (
+        "CREATE TABLE IF NOT EXISTS pending_fusion (event_id TEXT PRIMARY KEY, "
+        "ts TEXT NOT NULL, reason TEXT)"
+    ),
 )
 
 
@@ -289,15 +296,18 @@ class MemoryStore:
 
     # --- events (immutable) -----------------------------------------------------------
 
-    def add_events(self, events: Sequence[Event], progress: bool = False) -> AddReport:
+    def add_events(
+        self, events: Sequence[Event], progress: bool = False, pending: bool = False
+    ) -> AddReport:
         """Validate the whole batch, then write the new events in one transaction.
 
         Raises InvalidEventError (bad record, reserved id, same id twice with different
         content) or EventConflictError (an id stored with other content) before anything is
-        written. Identical re-adds are reported as `unchanged`.
+        written. Identical re-adds are reported as `unchanged`. With `pending`, the new
+        events are queued for fusion in the same transaction (see `pending_fusion`).
         """
         with self._db.lock:  # validation must see the state the write will change
-            return self._add_events(events, progress)
+            return self._add_events(events, progress, pending)
 
     def check_events(self, events: Sequence[Event]) -> AddReport:
         """What `add_events` would do with this batch (added / unchanged), raising the same
@@ -346,7 +356,7 @@ class MemoryStore:
                 raise EventConflictError(event_id, self._events[event_id].differing_fields(event))
         return new, unchanged, fingerprints
 
-    def _add_events(self, events: Sequence[Event], progress: bool) -> AddReport:
+    def _add_events(self, events: Sequence[Event], progress: bool, pending: bool) -> AddReport:
         new, unchanged, fingerprints = self._validated(events)
         if not new:
             return AddReport(unchanged=unchanged)
@@ -360,9 +370,40 @@ class MemoryStore:
                     for e in new
                 ],
             )
+            if pending:
+                db.executemany(
+                    "INSERT OR IGNORE INTO pending_fusion (event_id, ts) VALUES (?, ?)",
+                    [(e.event_id, e.timestamp.isoformat()) for e in new],
+                )
             self._index_events(db, new, fingerprints, vectors)
             db.after_commit(self._vectors.maybe_flush)
         return AddReport(added=[e.event_id for e in new], unchanged=unchanged)
+
+    # --- the fusion queue -----------------------------------------------------------------
+
+    def pending_fusion(self) -> list[str]:
+        """Ids of stored events still waiting for fusion, oldest first."""
+        rows = self._db.execute("SELECT event_id FROM pending_fusion ORDER BY ts, event_id")
+        return [row[0] for row in rows]
+
+    def mark_fused(self, event_id: str) -> None:
+        """The event's fusion finished (a plan committed, rejected, or nothing to do)."""
+        with self._db.transaction() as db:
+            db.execute("DELETE FROM pending_fusion WHERE event_id = ?", (event_id,))
+
+    def note_pending(self, event_id: str, reason: str) -> None:
+        """Why the event's fusion did not finish (it stays queued)."""
+        with self._db.transaction() as db:
+            db.execute(
+                "UPDATE pending_fusion SET reason = ? WHERE event_id = ?", (reason[:500], event_id)
+            )
+
+    def pending_reasons(self) -> dict[str, str]:
+        """Event id → the last failure noted for a queued event (queued ones without one omitted)."""
+        rows = self._db.execute(
+            "SELECT event_id, reason FROM pending_fusion WHERE reason IS NOT NULL"
+        )
+        return {event_id: reason for event_id, reason in rows}
 
     def _index_events(self, db: Database, new: list[Event], fingerprints: Mapping[str, str],
                       vectors: np.ndarray) -> None:
@@ -587,6 +628,9 @@ class MemoryStore:
                 first_event=self._temporal.first(),
                 last_event=self._temporal.last(),
                 pending_plans=self.plan_counts()["pending"],
+                pending_fusion=self._db.execute(
+                    "SELECT COUNT(*) FROM pending_fusion"
+                ).fetchone()[0],
             )
 
     # --- plan log (the fusion commit's write-ahead log) --------------------------------

@@ -34,16 +34,30 @@ class StoreStats(BaseModel):
     first_event: datetime | None
     last_event: datetime | None
     pending_plans: int = 0
+    pending_fusion: int = 0
 
 
 class MemoryStoreAPI(Protocol):
     # --- events (immutable) ---
-    def add_events(self, events: Sequence[Event], progress: bool = False) -> AddReport:
+    def add_events(
+        self, events: Sequence[Event], progress: bool = False, pending: bool = False
+    ) -> AddReport:
         """All-or-nothing: a conflicting id (same id, other content) raises EventConflictError
-        before anything is written; identical re-adds are no-ops."""
+        before anything is written; identical re-adds are no-ops. `pending` queues the new
+        events for fusion in the same write."""
 
     def check_events(self, events: Sequence[Event]) -> AddReport:
         """What add_events would add / leave unchanged, with the same errors; writes nothing."""
+
+    # --- the fusion queue ---
+    def pending_fusion(self) -> list[str]:
+        """Stored events still waiting for fusion, oldest first."""
+
+    def mark_fused(self, event_id: str) -> None:
+        """Take an event off the fusion queue."""
+
+    def note_pending(self, event_id: str, reason: str) -> None:
+        """Record why a queued event's fusion did not finish."""
 
     def has_node(self, node_id: str) -> bool: ...
     def get_event(self, event_id: str) -> Event: ...

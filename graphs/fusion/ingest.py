@@ -14,10 +14,12 @@ on the 2-core development box). Batch embedding of each chunk keeps the configur
 A batch is checked whole (ids, immutability, reserved prefixes) before its first chunk is
 written, so a bad record at its end never leaves its beginning stored and fused.
 
-Re-ingesting: events the store already held (identical content) are skipped by default —
-they were fused when first ingested. An ingest interrupted mid-chunk leaves at most one
-chunk stored but not fused; `skip_unchanged=False` fuses such events again (the validator
-rejects whatever would duplicate a membership or an edge, so nothing is written twice).
+The fusion queue: a chunk's events are stored and queued for fusion in one transaction, and
+each leaves the queue once its fusion finished. An ingest interrupted anywhere (a crash, a
+full disk, an LLM outage) leaves its unfused events queued, with the reason when one was
+caught; the next ingest fuses them first (or in their place when the same batch is given
+again), so every stored event is fused or queued, and a re-run ends with the graph an
+uninterrupted run would have built. Events the store already held and fused are skipped.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ class IngestReport(BaseModel):
     tool_calls: int = Field(default=0, description="Agent tool calls (system searches excluded).")
     replayed: int = Field(default=0, description="Unfinished plans re-applied before ingesting.")
     skipped: int = Field(default=0, description="Events already stored, not fused again.")
+    drained: int = Field(
+        default=0, description="Events found on the fusion queue (stored, never fused) and fused."
+    )
     rejections: list[str] = Field(default_factory=list, description="First violations, for a look.")
 
 
@@ -94,19 +99,27 @@ def ingest_events(
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(batch), desc="fusing", unit="event")
+    queued = set(store.pending_fusion())
+    earlier = _as_events(store.get_events(sorted(queued - {e.event_id for e in batch})))
+    report.drained = len(queued)
     try:
+        # events an interrupted ingest stored but never fused come first, oldest first
+        for event in earlier:
+            session = list(window) if ctx.window_size > 0 else []
+            _fuse_queued(event, session, ctx, report, ops, edges, keep_rejections)
+            window.append(event)
         for start in range(0, len(batch), max(chunk_size, 1)):
             part = batch[start : start + max(chunk_size, 1)]
             t0 = time.perf_counter()
-            fresh = set(store.add_events(part).added)
+            fresh = set(store.add_events(part, pending=True).added)
             embed_seconds += time.perf_counter() - t0
             report.added += len(fresh)
             for event in part:
-                if skip_unchanged and event.event_id not in fresh:
+                if skip_unchanged and event.event_id not in fresh | queued:
                     report.skipped += 1
                 else:
                     session = list(window) if ctx.window_size > 0 else []
-                    _fuse_one(event, session, ctx, report, ops, edges, keep_rejections)
+                    _fuse_queued(event, session, ctx, report, ops, edges, keep_rejections)
                 window.append(event)
                 if bar is not None:
                     bar.update(1)
@@ -124,6 +137,30 @@ def ingest_events(
     report.edges_added = dict(edges)
     return report
 
+
+
+def _fuse_queued(
+    event: Event,
+    session: list[Event],
+    ctx: FusionContext,
+    report: IngestReport,
+    ops: Counter[str],
+    edges: Counter[str],
+    keep_rejections: int,
+) -> None:
+    """Fuse one event and take it off the fusion queue; on failure it stays queued, with
+    the reason, and the error goes on (the next ingest or `memfuse fuse --pending` retries)."""
+    store = ctx.store
+    try:
+        _fuse_one(event, session, ctx, report, ops, edges, keep_rejections)
+    except BaseException as exc:
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+        try:
+            store.note_pending(event.event_id, reason)
+        except Exception:  # noqa: BLE001 — the original failure is the one to report
+            pass
+        raise
+    store.mark_fused(event.event_id)
 
 
 def _fuse_one(

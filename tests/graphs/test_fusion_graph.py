@@ -522,3 +522,65 @@ def test_a_bad_last_record_writes_nothing_at_any_chunk_size(
     assert last.event_id in str(raised.value)
     assert snapshot(store) == before
     assert not any(store.has_node(e.event_id) for e in good)
+
+
+def _stream() -> list[Event]:
+    """Twelve events, some of them fusing (same moment, other device) and causal."""
+    people = [["David"], ["David"], ["Emma"], ["David", "Emma"]]
+    devices = ["cam_kitchen", "watch_david", "phone_emma", "fridge_cam"]
+    texts = ["David spilled milk on the table", "David says the milk spill is on the table",
+             "Emma watered the garden plants", "Emma wiped the table with a towel"]
+    return [make_event(f"s{i:02d}", f"{8 + i // 4:02d}:{(i % 4) * 2:02d}", devices[i % 4],
+                       texts[i % 4], people[i % 4]) for i in range(12)]
+
+
+def test_an_interrupted_ingest_leaves_its_events_queued_and_the_rerun_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fusion of the 6th event fails (an LLM outage, say): the rest of its chunk stays
+    stored and queued with the reason; ingesting the same batch again fuses the queue, and
+    the graph equals an uninterrupted run's."""
+    import graphs.fusion.ingest as ingest_module
+
+    ctx = FusionContext(policy="offline")
+    clean = open_store(tmp_path / "clean")
+    ingest_events(clean, _stream(), config=ctx, progress=False, chunk_size=8)
+    assert clean.pending_fusion() == []
+
+    broken = open_store(tmp_path / "broken")
+    real = ingest_module._fuse_one
+    calls = {"n": 0}
+
+    def outage(event: Event, *args: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise ConnectionError("LLM endpoint down")
+        real(event, *args)
+
+    monkeypatch.setattr(ingest_module, "_fuse_one", outage)
+    with pytest.raises(ConnectionError):
+        ingest_events(broken, _stream(), config=ctx, progress=False, chunk_size=8)
+    assert broken.pending_fusion() == [f"s{i:02d}" for i in range(5, 8)]  # s08+ never stored
+    assert broken.pending_reasons() == {"s05": "ConnectionError: LLM endpoint down"}
+    assert broken.stats().pending_fusion == 3
+    monkeypatch.setattr(ingest_module, "_fuse_one", real)
+
+    broken.close()
+    reopened = open_store(tmp_path / "broken")  # the queue is on disk
+    assert reopened.pending_fusion() == ["s05", "s06", "s07"]
+    report = ingest_events(reopened, _stream(), config=ctx, progress=False, chunk_size=8)
+    assert report.drained == 3 and report.skipped == 5 and report.added == 4
+    assert reopened.pending_fusion() == [] and reopened.stats().pending_fusion == 0
+    assert snapshot(reopened) == snapshot(clean)
+    reopened.close()
+    clean.close()
+
+
+def test_queued_events_outside_the_batch_are_fused_first(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "s")
+    store.add_events(_stream()[:3], pending=True)  # stored by an ingest that died
+    report = ingest_events(store, _stream()[3:], config=FusionContext(policy="offline"),
+                           progress=False)
+    assert report.drained == 3 and report.events == 12
+    assert store.pending_fusion() == []
+    store.close()

@@ -145,3 +145,22 @@ def test_fused_ingest_then_ask_offline_shows_evidence_and_says_no_llm(tmp_path: 
                     "--time", "2026-05-14T09:00", data_dir=tmp_path).stdout
     assert "no LLM configured" in asked
     assert "h_005" in asked and "watch_tom" in asked  # Tom's run, Monday 18:20
+
+
+def test_fuse_pending_drains_what_an_interrupted_ingest_left(tmp_path: Path) -> None:
+    """Three events stored by a fused ingest that died before fusing them: `stats` counts
+    them, `memfuse fuse --pending` fuses them, and the queue is empty afterwards."""
+    from memfuse.api import MemFuse
+    from memfuse.settings import load_settings
+    from memory.models import parse_events
+
+    records = [json.loads(line) for line in SAMPLE.read_text().splitlines()[:3]]
+    with MemFuse.open(tmp_path, None, settings=load_settings(data_dir=tmp_path)) as memory:
+        memory.store.add_events(parse_events(records), pending=True)
+    stats = memfuse("stats", data_dir=tmp_path).stdout
+    assert re.search(r"events waiting for fusion\s+│\s+3 │", stats)
+    out = memfuse("fuse", "--pending", data_dir=tmp_path).stdout
+    assert "fused 3 queued events" in out
+    assert re.search(r"events waiting for fusion\s+│\s+0 │", out)
+    nothing = memfuse("fuse", data_dir=tmp_path, check=False)
+    assert nothing.returncode == 1 and "--pending" in nothing.stderr

@@ -488,7 +488,7 @@ def test_memory_store_implements_the_protocol() -> None:
 
     members = [name for name, value in vars(MemoryStoreAPI).items()
                if callable(value) and not name.startswith("_")]
-    assert len(members) == 30, "update this test when the Protocol grows"
+    assert len(members) == 33, "update this test when the Protocol grows"
     for name in members:
         wanted = inspect.signature(getattr(MemoryStoreAPI, name)).parameters
         have = inspect.signature(getattr(MemoryStore, name)).parameters
@@ -507,3 +507,23 @@ def test_count_events_between_matches_the_listed_events(
     for start, end in spans:
         assert store.count_events_between(start, end) == len(store.events_between(start, end))
     assert store.count_events_between(datetime(1990, 1, 1), datetime(1990, 1, 2)) == 0
+
+
+def test_the_fusion_queue_is_written_with_the_events_and_survives_reopen(
+    open_store: Any, household: list[Event]
+) -> None:
+    store = open_store()
+    store.add_events(household[:2])  # plain ingest: nothing to fuse later
+    store.add_events(household[2:], pending=True)
+    later = sorted(household[2:], key=lambda e: (e.timestamp, e.event_id))
+    assert store.pending_fusion() == [e.event_id for e in later]
+    store.add_events(household, pending=True)  # identical re-add: queues nothing new
+    store.note_pending(later[0].event_id, "ConnectionError: endpoint down")
+    store.mark_fused(later[1].event_id)
+    store.mark_fused(later[1].event_id)  # idempotent
+    store.close()
+    reopened = open_store()
+    expected = [e.event_id for e in later if e.event_id != later[1].event_id]
+    assert reopened.pending_fusion() == expected
+    assert reopened.pending_reasons() == {later[0].event_id: "ConnectionError: endpoint down"}
+    assert reopened.stats().pending_fusion == len(expected)

@@ -63,6 +63,7 @@ class FakeStore:
         self.edges: dict[tuple[str, str, str], Edge] = {}
         self.plans: dict[str, dict[str, Any]] = {}  # plan_id -> {event_id, payload, status, reason}
         self.fail_next_put_fused = False
+        self.queue: dict[str, str | None] = {}  # event_id -> failure reason (fusion queue)
 
     # --- embedding ---
     def _embed(self, text: str) -> np.ndarray:
@@ -80,6 +81,16 @@ class FakeStore:
         return self.vecs[node_id]
 
     # --- events ---
+    def pending_fusion(self) -> list[str]:
+        return sorted(self.queue, key=lambda i: (self.events[i].timestamp, i))
+
+    def mark_fused(self, event_id: str) -> None:
+        self.queue.pop(event_id, None)
+
+    def note_pending(self, event_id: str, reason: str) -> None:
+        if event_id in self.queue:
+            self.queue[event_id] = reason
+
     def check_events(self, events: Sequence[Event]) -> AddReport:
         for e in events:
             old = self.events.get(e.event_id)
@@ -88,9 +99,13 @@ class FakeStore:
         added = [e.event_id for e in events if e.event_id not in self.events]
         return AddReport(added=added, unchanged=[e.event_id for e in events if e.event_id not in added])
 
-    def add_events(self, events: Sequence[Event], progress: bool = False) -> AddReport:
+    def add_events(
+        self, events: Sequence[Event], progress: bool = False, pending: bool = False
+    ) -> AddReport:
         report = AddReport()
         self.check_events(events)
+        if pending:
+            self.queue.update({e.event_id: None for e in events if e.event_id not in self.events})
         for e in events:
             if e.event_id in self.events:
                 report.unchanged.append(e.event_id)

@@ -93,13 +93,24 @@ class FakeStore:
         self.add_edge(Edge(src=src, dst=dst, type=edge_type, weight=weight))
 
     # --- events ---
-    def add_events(self, events: Sequence[Event], progress: bool = False) -> AddReport:
+    def add_events(
+        self, events: Sequence[Event], progress: bool = False, pending: bool = False
+    ) -> AddReport:
         added = []
         for event in events:
             if event.event_id not in self._events:
                 self.put_event(event, self._hash_vector(event.index_text()))
                 added.append(event.event_id)
         return AddReport(added=added)
+
+    def pending_fusion(self) -> list[str]:
+        return []  # searches never fuse
+
+    def mark_fused(self, event_id: str) -> None:
+        pass
+
+    def note_pending(self, event_id: str, reason: str) -> None:
+        pass
 
     def check_events(self, events: Sequence[Event]) -> AddReport:
         new = [e.event_id for e in events if e.event_id not in self._events]
