@@ -22,6 +22,7 @@ from memory.records import ContextEntry
 from memory.search.config import RECIPES
 from memory.store import MemoryStore
 from memory.store_api import StoreStats
+from memory.writer_lock import WriterLock
 
 IngestMode = Literal["fused", "plain"]
 #: Systems `search` can run: the full controller, or one of the single-call recipes.
@@ -68,9 +69,12 @@ def embedding_config(settings: MemFuseSettings, data_dir: Path) -> EmbeddingConf
 class MemFuse:
     """A memory over one data directory; open it, ingest, search, ask, close."""
 
-    def __init__(self, store: MemoryStore, settings: MemFuseSettings):
+    def __init__(
+        self, store: MemoryStore, settings: MemFuseSettings, writer_lock: WriterLock | None = None
+    ):
         self.store = store
         self.settings = settings
+        self._writer_lock = writer_lock
 
     @classmethod
     def open(
@@ -78,22 +82,45 @@ class MemFuse:
         data_dir: Path | str | None = None,
         namespace: str | None = None,
         settings: MemFuseSettings | None = None,
+        *,
+        writer: bool = False,
+        wait_seconds: float = 0.0,
     ) -> MemFuse:
+        """Open a memory; `writer` takes the data dir's writer lock first (one writer per
+        data dir and namespace, see `memory.writer_lock`), waiting up to `wait_seconds`."""
         settings = settings or load_settings()
         root = Path(data_dir) if data_dir is not None else settings.data_dir
         root.mkdir(parents=True, exist_ok=True)
-        embedder = make_embedder(embedding_config(settings, root))
-        store = MemoryStore.open(
-            root,
-            namespace=namespace or settings.namespace,
-            embedder=embedder,
-            chroma_host=settings.chroma_host,
-            chroma_port=settings.chroma_port,
-        )
-        return cls(store, settings)
+        name = namespace or settings.namespace
+        lock = WriterLock.for_store(root, name, wait_seconds)
+        if writer:
+            lock.acquire()  # before the store loads its view: it then sees every earlier write
+        try:
+            embedder = make_embedder(embedding_config(settings, root))
+            store = MemoryStore.open(
+                root,
+                namespace=name,
+                embedder=embedder,
+                chroma_host=settings.chroma_host,
+                chroma_port=settings.chroma_port,
+            )
+        except BaseException:
+            lock.release()
+            raise
+        return cls(store, settings, lock)
 
     def close(self) -> None:
-        self.store.close()
+        try:
+            self.store.close()
+        finally:
+            if self._writer_lock is not None:
+                self._writer_lock.release()
+
+    def _writing(self) -> None:
+        """Take the writer lock for a write through a memory opened for reading (open with
+        `writer=True` to hold it from the start, before the store reads its state)."""
+        if self._writer_lock is not None and not self._writer_lock.held:
+            self._writer_lock.acquire()
 
     def __enter__(self) -> MemFuse:
         return self
@@ -113,6 +140,7 @@ class MemFuse:
         import time
 
         batch = as_events(events)
+        self._writing()
         started = time.perf_counter()
         if mode == "plain":
             report = self.store.add_events(batch, progress=progress)

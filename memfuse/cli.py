@@ -40,10 +40,12 @@ def _time(value: str | None) -> datetime | None:
         raise MemFuseError(f"--time: {exc}") from None
 
 
-def _open(data_dir: Path | None, namespace: str | None):  # -> MemFuse (import kept lazy: torch is slow)
+def _open(data_dir: Path | None, namespace: str | None, *, writer: bool = False):  # -> MemFuse
+    """The memory (import kept lazy: torch is slow); writers hold the data dir's writer lock."""
     from memfuse.api import MemFuse
 
-    return MemFuse.open(data_dir, namespace, settings=load_settings(data_dir=data_dir))
+    settings = load_settings(data_dir=data_dir)
+    return MemFuse.open(data_dir, namespace, settings=settings, writer=writer)
 
 
 @app.command()
@@ -64,7 +66,7 @@ def ingest(
         raise MemFuseError(f"--mode: expected fused or plain, got {mode!r}")
     events = read_events(file, fmt, scenario)  # type: ignore[arg-type]
     out = console()
-    with _open(data_dir, namespace) as memory:
+    with _open(data_dir, namespace, writer=True) as memory:
         summary = memory.ingest(events, mode=mode, progress=True)  # type: ignore[arg-type]
         out.print(
             f"ingested {summary.received} events from {file} in {summary.seconds:.1f}s "
@@ -87,7 +89,7 @@ def fuse(
     if not pending:
         raise MemFuseError("nothing to do: say what to fuse (--pending)")
     out = console()
-    with _open(data_dir, namespace) as memory:
+    with _open(data_dir, namespace, writer=True) as memory:
         summary = memory.fuse_pending(progress=True)
         out.print(
             f"fused {summary.drained} queued events in {summary.seconds:.1f}s "

@@ -116,3 +116,15 @@ class ProgramVersionError(ConfigurationError):
             f"program {path!r} was compiled for signature {saved}, but this MemFuse has "
             f"{expected}; re-run `memfuse optimize` for it"
         )
+
+
+class DataDirBusyError(MemFuseError):
+    """Another process holds the data dir's writer lock."""
+
+    def __init__(self, path: str, holder: str, waited: float):
+        self.path = path
+        waited_text = f" after waiting {waited:.0f}s" if waited > 0 else ""
+        super().__init__(
+            f"another process ({holder}) is writing to {path}{waited_text}; "
+            "try again when it has finished (reading is not blocked)"
+        )

@@ -164,3 +164,19 @@ def test_fuse_pending_drains_what_an_interrupted_ingest_left(tmp_path: Path) -> 
     assert re.search(r"events waiting for fusion\s+│\s+0 │", out)
     nothing = memfuse("fuse", data_dir=tmp_path, check=False)
     assert nothing.returncode == 1 and "--pending" in nothing.stderr
+
+
+def test_a_second_writer_gets_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    """While another process holds the data dir's writer lock, `memfuse ingest` refuses with
+    one line naming it; reading (`stats`) still works, and nothing was written."""
+    from memory.writer_lock import WriterLock
+
+    with WriterLock.for_store(tmp_path, "default"):
+        result = memfuse("ingest", str(SAMPLE), "--mode", "plain", data_dir=tmp_path, check=False)
+        assert result.returncode == 1 and result.stderr.strip().count("\n") == 0
+        assert result.stderr.startswith("memfuse: error: another process")
+        assert f"pid {os.getpid()}" in result.stderr
+        stats = memfuse("stats", data_dir=tmp_path).stdout
+        assert re.search(r"│ events\s+│\s+0 │", stats)
+    out = memfuse("ingest", str(SAMPLE), "--mode", "plain", data_dir=tmp_path).stdout
+    assert "30 new, 0 already stored" in out
