@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -59,7 +60,14 @@ from memory.models import (
 )
 from memory.store_api import AddReport, StoreStats
 from memory.temporal_index import TemporalIndex
-from memory.vector_index import IndexedVector, VectorIndex, VectorIndexConfig
+from memory.vector_index import (
+    IndexedVector,
+    VectorIndex,
+    VectorIndexConfig,
+    acquire_chroma_client,
+    collection_prefix,
+    release_chroma_client,
+)
 
 PlanStatus = Literal["pending", "done", "rejected"]
 _PLAN_STATUSES: tuple[PlanStatus, ...] = ("pending", "done", "rejected")
@@ -141,8 +149,9 @@ class MemoryStore:
 
         The embedder is `embedder` if given, else built from `embedding` (default: the bundled
         MiniLM), cached in <data_dir>/embeddings.sqlite unless the config names a cache.
-        With `chroma_host`, vectors live in that Chroma server under `memfuse-<namespace>`
-        (so the namespace must be unique per store on a shared server).
+        Vectors live in a Chroma collection named after the namespace and the store's id
+        (`memfuse-<namespace>-<store id>`, the id kept in the SQLite file), so any number of
+        data dirs can share one Chroma server (`chroma_host`) with the same namespace.
         """
         if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
             raise ConfigurationError(
@@ -160,9 +169,12 @@ class MemoryStore:
         try:
             for statement in _SCHEMA:
                 db.execute(statement)
-            cls._check_meta(db, embedder)
+            store_id, created = cls._check_meta(db, embedder)
+            if created and not chroma_host:
+                cls._refuse_orphaned_vectors(db, data_dir / "chroma", namespace)
             vectors = VectorIndex.open(
                 namespace,
+                store_id,
                 path=None if chroma_host else data_dir / "chroma",
                 host=chroma_host,
                 port=chroma_port,
@@ -186,8 +198,12 @@ class MemoryStore:
         return store
 
     @staticmethod
-    def _check_meta(db: Database, embedder: Embedder) -> None:
-        """One store, one vector space: refuse to mix vectors of two embedding models."""
+    def _check_meta(db: Database, embedder: Embedder) -> tuple[str, bool]:
+        """One store, one vector space: refuse to mix vectors of two embedding models.
+
+        Returns the store's id (made at its first open, kept in its SQLite file; it names
+        the store's Chroma collection) and whether it was made just now.
+        """
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         stored_model = meta.get("embedding_model")
         if stored_model is not None and stored_model != embedder.model_id:
@@ -195,10 +211,38 @@ class MemoryStore:
                 f"store {db.path} was built with embedding model {stored_model!r}; "
                 f"it cannot be opened with {embedder.model_id!r}"
             )
+        store_id = meta.get("store_id") or uuid.uuid4().hex[:16]
         with db.transaction():
             db.executemany(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
-                [("schema_version", _SCHEMA_VERSION), ("embedding_model", embedder.model_id)],
+                [("schema_version", _SCHEMA_VERSION), ("embedding_model", embedder.model_id),
+                 ("store_id", store_id)],
+            )
+        return store_id, "store_id" not in meta
+
+    @staticmethod
+    def _refuse_orphaned_vectors(db: Database, chroma_dir: Path, namespace: str) -> None:
+        """A new SQLite file next to an embedded Chroma that already holds this namespace's
+        vectors means the store's source of truth went missing: say so, never start over
+        silently (the vectors alone cannot rebuild the events)."""
+        has_events = db.execute("SELECT 1 FROM events LIMIT 1").fetchone() is not None
+        if has_events or not chroma_dir.is_dir():
+            return
+        key, client = acquire_chroma_client(path=chroma_dir)
+        try:
+            names = [getattr(c, "name", c) for c in client.list_collections()]
+            orphans = [n for n in names if str(n).startswith(collection_prefix(namespace))
+                       or n == f"memfuse-{namespace}"]
+        finally:
+            release_chroma_client(key)
+        if orphans:
+            db.close()
+            for leftover in (db.path, *(db.path.with_name(db.path.name + s) for s in ("-wal", "-shm"))):
+                leftover.unlink(missing_ok=True)  # the empty file this open made, not user data
+            raise ConfigurationError(
+                f"{db.path} is missing but {chroma_dir} holds vectors of namespace "
+                f"{namespace!r} ({', '.join(map(str, orphans))}); restore the SQLite file from "
+                f"a backup, or move {chroma_dir} away to start this namespace afresh"
             )
 
     def _load(self) -> None:
@@ -223,6 +267,11 @@ class MemoryStore:
         for node in self._fused.values():
             expected[node.node_id] = (NodeKind.FUSED, node.start, node.end, node.index_text())
         return self._vectors.reconcile(expected, lambda texts: self._embed(texts, False))
+
+    @property
+    def collection_name(self) -> str:
+        """This store's own Chroma collection (`memfuse-<namespace>-<store id>`)."""
+        return self._vectors.collection_name
 
     def flush(self) -> None:
         """Write buffered vectors to Chroma now (also done on close and every few hundred)."""
@@ -659,6 +708,12 @@ class MemoryStore:
             )
             if cursor.rowcount == 0:
                 raise NodeNotFoundError(plan_id, "plan")
+            if status != "pending":  # the plan's event is fused, in the same transaction
+                db.execute(
+                    "DELETE FROM pending_fusion WHERE event_id = "
+                    "(SELECT event_id FROM plan_log WHERE plan_id = ?)",
+                    (plan_id,),
+                )
 
     def pending_plans(self) -> list[tuple[str, dict[str, Any]]]:
         """(plan_id, payload) of every plan still pending, in the order they were logged."""

@@ -1,4 +1,4 @@
-"""The dense index: one Chroma collection per namespace over events and fused summaries,
+"""The dense index: one Chroma collection per store over events and fused summaries,
 fronted by an in-memory table of the same vectors.
 
 Chroma is the persistent (and, with a server, shareable) vector store and the ANN
@@ -132,8 +132,14 @@ def release_chroma_client(key: str) -> None:
             close()
 
 
-def collection_name(namespace: str) -> str:
-    return f"memfuse-{namespace}"
+def collection_name(namespace: str, store_id: str) -> str:
+    """One collection per store: the namespace for people, the store id for safety — two
+    data dirs with the same namespace on one Chroma server never share (or erase) vectors."""
+    return f"memfuse-{namespace}-{store_id}"
+
+
+def collection_prefix(namespace: str) -> str:
+    return f"memfuse-{namespace}-"
 
 
 class VectorIndex:
@@ -166,6 +172,7 @@ class VectorIndex:
     def open(
         cls,
         namespace: str,
+        store_id: str,
         path: Path | None = None,
         host: str | None = None,
         port: int = 8000,
@@ -174,7 +181,7 @@ class VectorIndex:
         key, client = acquire_chroma_client(path=path, host=host, port=port)
         try:
             collection = client.get_or_create_collection(
-                collection_name(namespace),
+                collection_name(namespace, store_id),
                 configuration={"hnsw": {"space": "cosine"}},
                 embedding_function=None,  # we always pass our own vectors
             )
@@ -186,6 +193,10 @@ class VectorIndex:
             release_chroma_client(key)
             raise
         return cls(collection, config, max_batch, client_key=key)
+
+    @property
+    def collection_name(self) -> str:
+        return str(self._col.name)
 
     def close(self, flush: bool = True) -> None:
         """Flush buffered writes (unless told not to, after a failure) and release the Chroma

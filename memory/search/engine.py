@@ -22,8 +22,8 @@ from memory.search.expansion import expand, unconstrained_trace
 from memory.search.guard import guarded_order, reserved_slots
 from memory.search.plan import RoundPlan
 from memory.search.pool import ScoredPool, Scorer, project
-from memory.search.scoring import specific_boost
 from memory.search.rrf import fuse_lists
+from memory.search.scoring import specific_boost
 from memory.search.seeds import (
     Window,
     active_window,

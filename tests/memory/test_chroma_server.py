@@ -87,9 +87,43 @@ def test_vectors_really_live_in_the_server(
     store.flush()
     client = chromadb.HttpClient(host=chroma_server[0], port=chroma_server[1],
                                  settings=Settings(anonymized_telemetry=False))
-    collection = client.get_collection(f"memfuse-{store.namespace}")
+    collection = client.get_collection(store.collection_name)
+    assert store.collection_name.startswith(f"memfuse-{store.namespace}-")
     assert collection.count() == len(household)
     assert not (store.data_dir / "chroma").exists()
+
+
+def test_two_data_dirs_with_one_namespace_share_a_server_safely(
+    tmp_path: Path, household: list[Event], chroma_server: tuple[str, int]
+) -> None:
+    """Opening data dir B (same namespace, same server) never touches A's vectors, and
+    reopening A never touches B's: each store owns its own collection."""
+    from tests.embedders import tiny_embedder
+
+    host, port = chroma_server
+    half = len(household) // 2
+
+    def opened(name: str) -> MemoryStore:
+        return MemoryStore.open(tmp_path / name, embedder=tiny_embedder(), chroma_host=host,
+                                chroma_port=port)
+
+    a = opened("a")
+    a.add_events(household[:half])
+    a.close()
+    b = opened("b")
+    b.add_events(household[half:])
+    assert b.open_repairs.get("deleted", 0) == 0
+    b.close()
+    a = opened("a")
+    assert a.open_repairs.get("deleted", 0) == 0 and a.open_repairs.get("embedded", 0) == 0
+    assert a.stats().events == half
+    query = a.embed_query(household[0].description)
+    assert {i for i, _ in a.dense_search(query, 50)} == {e.event_id for e in household[:half]}
+    b = opened("b")
+    assert b.open_repairs.get("deleted", 0) == 0 and b.open_repairs.get("embedded", 0) == 0
+    assert a.collection_name != b.collection_name
+    a.close()
+    b.close()
 
 
 def test_an_unreachable_server_is_a_configuration_error(tmp_path: Path) -> None:

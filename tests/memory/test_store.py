@@ -4,6 +4,7 @@ Chroma server, so nothing in this file may assume embedded Chroma."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -527,3 +528,29 @@ def test_the_fusion_queue_is_written_with_the_events_and_survives_reopen(
     assert reopened.pending_fusion() == expected
     assert reopened.pending_reasons() == {later[0].event_id: "ConnectionError: endpoint down"}
     assert reopened.stats().pending_fusion == len(expected)
+
+
+def test_a_missing_sqlite_next_to_its_vectors_is_an_error_not_a_wipe(
+    tmp_path: Path, household: list[Event]
+) -> None:
+    """Deleting default.sqlite used to make the next open silently delete every vector; now
+    the open refuses, names the recovery, leaves no empty SQLite behind, and keeps the vectors."""
+    from memory.errors import ConfigurationError
+    from tests.embedders import tiny_embedder
+
+    store = MemoryStore.open(tmp_path, embedder=tiny_embedder())
+    store.add_events(household)
+    collection = store.collection_name
+    store.close()
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"default.sqlite{suffix}").unlink(missing_ok=True)
+    for _ in range(2):  # and again: the refusal leaves nothing that would let it pass
+        with pytest.raises(ConfigurationError, match="restore the SQLite file"):
+            MemoryStore.open(tmp_path, embedder=tiny_embedder())
+        assert not (tmp_path / "default.sqlite").exists()
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(tmp_path / "chroma"),
+                                       settings=Settings(anonymized_telemetry=False))
+    assert client.get_collection(collection).count() == len(household)
