@@ -12,7 +12,7 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export LANGSMITH_TRACING := false
 
-.PHONY: install test demo lint bench perf clean
+.PHONY: install test torture demo lint bench perf clean
 
 install: $(STAMP)
 
@@ -25,6 +25,10 @@ $(STAMP): pyproject.toml
 
 test: install
 	$(PY) -m pytest -q
+
+# The crash torture test alone, ten times harder than in `make test` (500 kill -9s).
+torture: install
+	MEMFUSE_TORTURE_KILLS=500 $(PY) -m pytest -q -s -m torture
 
 lint: install
 	$(VENV)/bin/ruff check memfuse graphs signatures memory eval tests

@@ -432,7 +432,12 @@ class VectorIndex:
     def _top(self, query: np.ndarray, slots: np.ndarray, n: int) -> list[tuple[str, float]]:
         sims = self._matrix[slots] @ query
         if slots.size > n:
-            keep = np.argpartition(-sims, n - 1)[:n]
+            # The n best, ties at the cut broken by id: which of several equally similar nodes
+            # make the cut must not depend on slot order, which a reopen reshuffles.
+            cut = np.partition(sims, slots.size - n)[slots.size - n]
+            above = np.flatnonzero(sims > cut)
+            tied = sorted(np.flatnonzero(sims == cut), key=lambda j: self._ids[slots[j]])
+            keep = np.concatenate([above, np.asarray(tied[: n - above.size], dtype=np.int64)])
             slots, sims = slots[keep], sims[keep]
         order = sorted(range(slots.size), key=lambda j: (-float(sims[j]), self._ids[slots[j]]))
         return [(str(self._ids[slots[j]]), float(sims[j])) for j in order]

@@ -172,7 +172,7 @@ def resolve_plan(
     own_packs -= {fid for fid, ids in removed.items() if cid in ids}
     if cfg.event_semantic_edges:
         linked = 0
-        for node_id, sim in sorted(neighbors, key=lambda p: -p[1]):
+        for node_id, sim in sorted(neighbors, key=lambda p: (-p[1], p[0])):  # ties: by id
             if linked >= cfg.semantic_max_edges:
                 break
             if sim > cfg.semantic_threshold and node_id != cid and node_id not in own_packs:

@@ -554,3 +554,18 @@ def test_a_missing_sqlite_next_to_its_vectors_is_an_error_not_a_wipe(
     client = chromadb.PersistentClient(path=str(tmp_path / "chroma"),
                                        settings=Settings(anonymized_telemetry=False))
     assert client.get_collection(collection).count() == len(household)
+
+
+def test_equally_similar_nodes_make_the_cut_by_id_before_and_after_reopen(
+    open_store: Any, make_event: Any
+) -> None:
+    """Ties at the n-th place must not depend on slot order (a reopen reshuffles slots):
+    fusion's automatic semantic edges are chosen from these hits."""
+    twins = [make_event(f"z{i}", i, "the same words") for i in (5, 3, 9, 1, 7)]
+    store = open_store()
+    store.add_events(twins)
+    query = store.embed_query("the same words")
+    first = [i for i, _ in store.dense_search(query, 2)]
+    store.close()
+    again = [i for i, _ in open_store().dense_search(query, 2)]
+    assert first == again == ["z1", "z3"]
