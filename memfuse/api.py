@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.embeddings import EmbeddingConfig, make_embedder
-from memory.errors import MemFuseError
+from memory.errors import InvalidQueryError, MemFuseError
 from memory.models import Event, as_events
 from memory.records import ContextEntry
 from memory.search.config import RECIPES
@@ -27,6 +27,16 @@ from memory.writer_lock import WriterLock
 IngestMode = Literal["fused", "plain"]
 #: Systems `search` can run: the full controller, or one of the single-call recipes.
 SEARCH_SYSTEMS = ("memfuse", "naive_rag", "bm25", "hybrid")
+
+
+def _check_request(text: object, k: object, what: str) -> None:
+    """One-line errors for the read path's own input, before any retrieval runs."""
+    if not isinstance(text, str):
+        raise InvalidQueryError(f"the {what} must be text, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidQueryError(f"the {what} is empty")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidQueryError(f"k must be a whole number of at least 1, got {k!r}")
 
 
 class IngestSummary(BaseModel):
@@ -139,6 +149,8 @@ class MemFuse:
         """Validate the whole batch, then store it; in `fused` mode each event goes through the fusion graph."""
         import time
 
+        if mode not in ("fused", "plain"):  # before anything is read or written
+            raise MemFuseError(f"mode: expected 'fused' or 'plain', got {mode!r}")
         batch = as_events(events)
         self._writing()
         started = time.perf_counter()
@@ -182,8 +194,7 @@ class MemFuse:
         k: int = 20,
     ) -> tuple[list[ContextEntry], int]:
         """The context for a query with provenance, and how many rounds it took."""
-        if not query.strip():
-            raise MemFuseError("the query is empty")
+        _check_request(query, k, "query")
         if system not in SEARCH_SYSTEMS:
             raise MemFuseError(f"unknown system {system!r} (expected one of: {', '.join(SEARCH_SYSTEMS)})")
         when = time or datetime.now().replace(microsecond=0)
@@ -207,6 +218,7 @@ class MemFuse:
         """Run the `answer` graph: retrieval, then the reader when an LLM is configured."""
         from graphs.answer import answer_question
 
+        _check_request(question, k, "question")
         when = time or datetime.now().replace(microsecond=0)
         return AskResult.model_validate(
             answer_question(self.store, question, question_time=when, requester=user, k=k, settings=self.settings)
