@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -91,8 +91,7 @@ def ingest_events(
         replayed=len(replay_pending(store)),
     )
     window: deque[Event] = deque(maxlen=max(ctx.window_size, 1))
-    ops: Counter[str] = Counter()
-    edges: Counter[str] = Counter()
+    tally = _Tally(report, keep_rejections=keep_rejections)
     embed_seconds = 0.0
     bar = None
     if progress:
@@ -106,7 +105,7 @@ def ingest_events(
         # events an interrupted ingest stored but never fused come first, oldest first
         for event in earlier:
             session = list(window) if ctx.window_size > 0 else []
-            _fuse_queued(event, session, ctx, report, ops, edges, keep_rejections)
+            _fuse_queued(event, session, ctx, tally)
             window.append(event)
         for start in range(0, len(batch), max(chunk_size, 1)):
             part = batch[start : start + max(chunk_size, 1)]
@@ -119,7 +118,7 @@ def ingest_events(
                     report.skipped += 1
                 else:
                     session = list(window) if ctx.window_size > 0 else []
-                    _fuse_queued(event, session, ctx, report, ops, edges, keep_rejections)
+                    _fuse_queued(event, session, ctx, tally)
                 window.append(event)
                 if bar is not None:
                     bar.update(1)
@@ -133,26 +132,28 @@ def ingest_events(
     report.seconds = round(seconds, 3)
     report.embed_seconds = round(embed_seconds, 3)
     report.events_per_s = round(len(batch) / seconds, 2) if seconds > 0 else 0.0
-    report.ops = dict(ops)
-    report.edges_added = dict(edges)
+    report.ops = dict(tally.ops)
+    report.edges_added = dict(tally.edges)
     return report
 
 
 
-def _fuse_queued(
-    event: Event,
-    session: list[Event],
-    ctx: FusionContext,
-    report: IngestReport,
-    ops: Counter[str],
-    edges: Counter[str],
-    keep_rejections: int,
-) -> None:
+@dataclass
+class _Tally:
+    """What the fused events of one ingest add up to (counts go into `report` as they come)."""
+
+    report: IngestReport
+    ops: Counter[str] = field(default_factory=Counter)
+    edges: Counter[str] = field(default_factory=Counter)
+    keep_rejections: int = 20
+
+
+def _fuse_queued(event: Event, session: list[Event], ctx: FusionContext, tally: _Tally) -> None:
     """Fuse one event and take it off the fusion queue; on failure it stays queued, with
     the reason, and the error goes on (the next ingest or `memfuse fuse --pending` retries)."""
     store = ctx.store
     try:
-        _fuse_one(event, session, ctx, report, ops, edges, keep_rejections)
+        _fuse_one(event, session, ctx, tally)
     except BaseException as exc:
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())
         try:
@@ -163,26 +164,19 @@ def _fuse_queued(
     store.mark_fused(event.event_id)
 
 
-def _fuse_one(
-    event: Event,
-    session: list[Event],
-    ctx: FusionContext,
-    report: IngestReport,
-    ops: Counter[str],
-    edges: Counter[str],
-    keep_rejections: int,
-) -> None:
+def _fuse_one(event: Event, session: list[Event], ctx: FusionContext, tally: _Tally) -> None:
+    report = tally.report
     out = graph.invoke({"event": event, "session": session}, context=ctx)
     report.events += 1
     report.tool_calls += out.get("turns", 0)
     commit = out.get("report")
     if out.get("outcome") == "committed" and commit is not None:
         report.accepted += 1
-        ops.update(commit.ops)
-        edges.update(commit.edges_added)
+        tally.ops.update(commit.ops)
+        tally.edges.update(commit.edges_added)
         report.fused_created += len(commit.created)
         report.fused_updated += len(commit.updated)
     else:
         report.rejected += 1
-        if len(report.rejections) < keep_rejections:
+        if len(report.rejections) < tally.keep_rejections:
             report.rejections.append(f"{event.event_id}: {'; '.join(out.get('violations', []))}")
