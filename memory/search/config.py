@@ -73,7 +73,7 @@ class GuardConfig(BaseModel):
 
     enabled: bool = Field(default=True, description="Reserve slots for the unconstrained ranking.")
     depth: int = Field(
-        default=30, ge=1, description="Hits per unconstrained list (dense focus, BM25L): hybrid's."
+        default=30, ge=1, description="Hits per unconstrained list (dense and BM25L over the asker's words): hybrid's."
     )
     share_unconstrained: float = Field(
         default=0.6, ge=0.0, le=1.0,

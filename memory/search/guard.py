@@ -4,9 +4,9 @@ A round plan (from the offline rules or an LLM) adds seed lists, priors and sele
 constraints. Each is a reading of the question, and a wrong reading used to cost more
 than a right one bought: on data our generator did not write, constrained MemFuse fell
 below plain hybrid retrieval. So a share of the final slots is reserved, by
-construction, for the *unconstrained* ranking — reciprocal rank fusion of the focus
-query's dense hits and the lexical query's BM25L hits, exactly the `hybrid` baseline's
-lists — and the plan's ranking fills the rest.
+construction, for the *unconstrained* ranking — reciprocal rank fusion of the dense and
+BM25L hits for the asker's own words (not the plan's rewritten focus), exactly the `hybrid`
+baseline's lists — and the plan's ranking fills the rest.
 
 The reserved share shrinks as the planner grows surer: with no constraint applied it is
 ``share_unconstrained`` (the graph and fused packs still get the other slots), at
