@@ -4,7 +4,10 @@ Household logs repeat boilerplate ("signal strength was 4 bars", "battery 39%"),
 overlap and even embedding similarity link unrelated events. Words that few past events use
 (a thermometer reading of "38.9", "misfire", a shop name) are what a cause and its effect, or
 two devices observing one scene, have in common. Document frequencies are counted once per
-store from its events and then grow with every event the fusion graph processes.
+store from the events already past fusion, then grow with every event the fusion graph
+processes. Events still waiting in the fusion queue are not counted: they are the future of the
+event being fused, and counting them would make a decision depend on how the stream was batched
+(an ingest that stored 256 events before fusing the first would see all 256).
 """
 
 from __future__ import annotations
@@ -78,10 +81,12 @@ _CACHE_LOCK = threading.Lock()
 
 
 def frequencies_for(store: MemoryStoreAPI) -> DocumentFrequency:
-    """The store's frequency table (built from all its events on first use, then kept)."""
+    """The store's frequency table (built on first use from the events not waiting for fusion,
+    then kept and grown by the fusion graph)."""
     with _CACHE_LOCK:
         table = _CACHE.get(store)
         if table is None:
-            table = DocumentFrequency(store.all_events())
+            waiting = set(store.pending_fusion())
+            table = DocumentFrequency(e for e in store.all_events() if e.event_id not in waiting)
             _CACHE[store] = table
         return table

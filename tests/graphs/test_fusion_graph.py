@@ -584,3 +584,49 @@ def test_queued_events_outside_the_batch_are_fused_first(tmp_path: Path) -> None
     assert report.drained == 3 and report.events == 12
     assert store.pending_fusion() == []
     store.close()
+
+
+REPAIR_VOCAB = ["brass", "gasket", "plumbco", "valve", "ordered", "fitted", "leaks", "toast"]
+
+
+def _repair_stream() -> list[Event]:
+    """Thirty events of a morning: filler readings, a cause (Emma orders a Plumbco brass valve
+    gasket) and its effect an hour later (she fits it) sharing four words no earlier event
+    used, then four later events that repeat those words. Counting those later events when
+    judging the effect makes the shared words look common and drops the causal edge."""
+    filler = [make_event(f"f{i:02d}", f"07:{i:02d}", f"sensor_{i % 5}",
+                         f"Reading number {i} logged", []) for i in range(20)]
+    cause = make_event("c1", "08:00", "phone_emma",
+                       "Emma ordered a brass valve gasket from Plumbco", ["Emma"])
+    effect = make_event("c2", "09:00", "cam_kitchen",
+                        "Emma fitted the brass valve gasket from Plumbco", ["Emma"])
+    later = [make_event(f"l{i}", f"1{i}:30", "cam_kitchen",
+                        "The brass valve gasket from Plumbco leaks", ["David"]) for i in range(4)]
+    toast = [make_event(f"t{i}", f"08:{10 + i:02d}", "cam_kitchen", "David burned the toast",
+                        ["David"]) for i in range(4)]
+    return [*filler, cause, effect, *later, *toast]
+
+
+def test_any_batching_gives_the_same_graph(tmp_path: Path) -> None:
+    """No look-ahead: fusion decisions (candidate rarity included) use only events already
+    past fusion, so one batch, chunks of one, and three separate ingests build one graph."""
+    ctx = FusionContext(policy="offline")
+    stream = _repair_stream()
+
+    def open_store(path: Path) -> MemoryStore:
+        return MemoryStore.open(path, embedder=KeywordEmbedder(REPAIR_VOCAB))
+
+    whole = open_store(tmp_path / "whole")
+    ingest_events(whole, stream, config=ctx, progress=False, chunk_size=256)
+    singles = open_store(tmp_path / "singles")
+    ingest_events(singles, stream, config=ctx, progress=False, chunk_size=1)
+    parts = open_store(tmp_path / "parts")
+    for piece in (stream[:7], stream[7:23], stream[23:]):
+        ingest_events(parts, piece, config=ctx, progress=False, chunk_size=5)
+    expected = snapshot(whole)
+    _fused, edges = expected
+    assert ("c1", "c2", EdgeType.CAUSAL.value) in {e[:3] for e in edges}
+    assert snapshot(singles) == expected
+    assert snapshot(parts) == expected
+    for store in (whole, singles, parts):
+        store.close()
