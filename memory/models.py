@@ -93,6 +93,13 @@ def _in_range(moment: datetime) -> datetime:
     return moment
 
 
+# One observation, in words. Embedders read only the first few hundred tokens and the reader
+# shows each event on one line of a bounded context, so a longer "description" is a document
+# to split into events, not one event; refusing it whole beats storing a text nobody sees.
+MAX_DESCRIPTION_CHARS = 8_000
+MAX_ID_CHARS = 256
+
+
 def format_timestamp(ts: datetime) -> str:
     return ts.strftime("%Y-%m-%d %H:%M:%S")
 
@@ -123,6 +130,23 @@ class Event(BaseModel):
     @classmethod
     def _strip(cls, value: Any) -> Any:
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("description")
+    @classmethod
+    def _bounded(cls, value: str) -> str:
+        if len(value) > MAX_DESCRIPTION_CHARS:
+            raise ValueError(
+                f"{len(value):,} characters, more than the {MAX_DESCRIPTION_CHARS:,} one event "
+                "may hold (split a long text into several events)"
+            )
+        return value
+
+    @field_validator("event_id", "device")
+    @classmethod
+    def _short_id(cls, value: str) -> str:
+        if len(value) > MAX_ID_CHARS:
+            raise ValueError(f"{len(value):,} characters, more than the {MAX_ID_CHARS} an id may hold")
+        return value
 
     @field_validator("characters", mode="before")
     @classmethod
@@ -186,10 +210,10 @@ def parse_event(record: dict[str, Any], position: int | None = None) -> Event:
         problem = err["msg"]
         if field == "modality":
             problem = f"unknown modality {known.get('modality')!r} (expected one of: {', '.join(m.value for m in Modality)})"
-        elif field == "timestamp" and "supported range" in problem:
-            problem = problem.removeprefix("Value error, ")
-        elif field == "timestamp":
+        elif field == "timestamp" and "supported range" not in problem:
             problem = f"unparseable timestamp {known.get('timestamp')!r}"
+        elif problem.startswith("Value error, "):  # our own validators' messages
+            problem = problem.removeprefix("Value error, ")
         raise InvalidEventError(str(event_id), field, problem, position) from None
 
 

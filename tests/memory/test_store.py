@@ -153,6 +153,9 @@ BAD_FIELDS = {
     "unparseable timestamp": ({"timestamp": "yesterday-ish"}, "timestamp"),
     "empty description": ({"description": "   "}, "description"),
     "missing device": ({"device": None}, "device"),
+    "description too long": ({"description": "word " * 2_000}, "description"),
+    "device id too long": ({"device": "d" * 300}, "device"),
+    "timestamp out of range": ({"timestamp": "0001-01-01T00:00:00"}, "timestamp"),
 }
 
 
@@ -176,7 +179,20 @@ def test_one_bad_record_rejects_the_whole_batch(open_store: Any, case: str) -> N
         store.add_events(parse_events(records))
     assert (raised.value.event_id, raised.value.field, raised.value.position) == ("bad", field, 2)
     assert "'bad'" in str(raised.value) and field in str(raised.value)
+    assert "Value error" not in str(raised.value)
     assert store.stats().events == 0
+
+
+def test_a_description_at_the_size_limit_is_kept_whole(open_store: Any) -> None:
+    from memory.models import MAX_DESCRIPTION_CHARS
+
+    text = ("x" * (MAX_DESCRIPTION_CHARS - 1)) + "y"
+    store = open_store()
+    store.add_events(parse_events([_record("big", 1, description=text)]))
+    assert store.get_events(["big"])[0].description == text
+    too_long = _record("bigger", 2, description=text + "z")
+    with pytest.raises(InvalidEventError, match="split a long text"):
+        parse_events([too_long])
 
 
 def test_add_path_rejects_reserved_ids_and_non_events(open_store: Any, make_event: Any) -> None:
