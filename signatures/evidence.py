@@ -18,8 +18,10 @@ from pydantic import BaseModel, Field
 
 from memory.models import NodeKind, format_timestamp
 from memory.search.plan import RoundPlan
+from memory.text import single_line
 from signatures.planning import PLANNING_RULES
 from signatures.time_resolution import calendar_reference
+from signatures.untrusted import DATA_NOTICE
 
 
 class EvidenceItem(BaseModel):
@@ -42,7 +44,8 @@ class EvidenceItem(BaseModel):
             when = f"{when} - {format_timestamp(self.end)}"
         tag = "fused summary: " if self.kind == NodeKind.FUSED else ""
         people = f" (people: {', '.join(self.characters)})" if self.characters else ""
-        return f"[{self.node_id}] [{when}] [{self.device}] [{self.location}] {tag}{self.text}{people}"
+        line = f"[{self.node_id}] [{when}] [{self.device}] [{self.location}] {tag}{self.text}{people}"
+        return single_line(line)
 
 
 class FacetCoverage(BaseModel):
@@ -79,7 +82,7 @@ answer the question.
 Planning rules for `next_plan`:
 """
 
-JUDGE_INSTRUCTIONS = JUDGE_RULES + PLANNING_RULES
+JUDGE_INSTRUCTIONS = JUDGE_RULES + PLANNING_RULES + DATA_NOTICE
 
 
 class JudgeEvidence(dspy.Signature):

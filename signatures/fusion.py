@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from memory.fusion.candidates import CandidateRecord
 from memory.fusion.ops import FusionPlan
+from signatures.untrusted import DATA_NOTICE
 
 ToolName = Literal["search_memory", "get_pack_members"]
 Action = Literal["search_memory", "get_pack_members", "submit"]
@@ -119,10 +120,10 @@ class ProposeFusionPlan(dspy.Signature):
 
 
 ChooseFusionAction = ChooseFusionAction.with_instructions(
-    ChooseFusionAction.instructions + "\n\n" + _RULES
+    ChooseFusionAction.instructions + "\n\n" + _RULES + "\n" + DATA_NOTICE
 )
 ProposeFusionPlan = ProposeFusionPlan.with_instructions(
-    ProposeFusionPlan.instructions + "\n\n" + _RULES
+    ProposeFusionPlan.instructions + "\n\n" + _RULES + "\n" + DATA_NOTICE
 )
 
 
