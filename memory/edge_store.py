@@ -89,6 +89,10 @@ class Database:
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         return self.conn.executemany(sql, rows)
 
+    def data_version(self) -> int:
+        """SQLite's counter of commits made by *other* connections (ours do not move it)."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
     def close(self) -> None:
         with self.lock:
             self.conn.close()
@@ -121,8 +125,16 @@ class EdgeStore:
             "WITHOUT ROWID"
         )
         db.execute("CREATE INDEX IF NOT EXISTS edges_dst ON edges (dst)")
-        for src, dst, kind, weight in db.execute("SELECT src, dst, type, weight FROM edges"):
-            self._link(Edge(src=src, dst=dst, type=EdgeType(kind), weight=weight))
+        self.reload()
+
+    def reload(self) -> None:
+        """Re-read every edge (a reader catching up with another process's commits); the
+        new adjacency replaces the old in one step."""
+        fresh = EdgeStore.__new__(EdgeStore)
+        fresh._edges, fresh._adj, fresh._counts = {}, {}, Counter()
+        for src, dst, kind, weight in self._db.execute("SELECT src, dst, type, weight FROM edges"):
+            fresh._link(Edge(src=src, dst=dst, type=EdgeType(kind), weight=weight))
+        self._edges, self._adj, self._counts = fresh._edges, fresh._adj, fresh._counts
 
     # --- in-memory adjacency ----------------------------------------------------------
 

@@ -123,11 +123,13 @@ class MemoryStore:
         self._fused: dict[str, FusedNode] = {}
         self._people: Counter[str] = Counter()
         self._devices: Counter[str] = Counter()
+        self._bm25 = bm25
         self._lexical = LexicalIndex(bm25)
         self._temporal = TemporalIndex()
         self._closed = False
         self.open_repairs: dict[str, int] = {}
         """What opening had to repair in Chroma: deleted / embedded / retagged node counts."""
+        self._seen_version = db.data_version()
         self._load()
         self._edges = EdgeStore(db, self._kind_of)
 
@@ -246,27 +248,71 @@ class MemoryStore:
             )
 
     def _load(self) -> None:
+        """Read events and fused nodes into fresh in-memory indexes, then put them in place
+        together (a search running meanwhile sees the old state or the new, never a mix of
+        the containers)."""
+        events: dict[str, Event] = {}
+        fingerprints: dict[str, str] = {}
+        fused: dict[str, FusedNode] = {}
+        people: Counter[str] = Counter()
+        devices: Counter[str] = Counter()
+        lexical, temporal = LexicalIndex(self._bm25), TemporalIndex()
         rows = self._db.execute("SELECT fingerprint, body FROM events ORDER BY ts, event_id")
         for fingerprint, body in rows:
             event = Event.model_validate_json(body)
-            self._events[event.event_id] = event
-            self._fingerprints[event.event_id] = fingerprint
-            self._count_sources(event, +1)
-            self._temporal.add(event)
-            self._lexical.add(event.event_id, event.index_text(), NodeKind.EVENT)
+            events[event.event_id] = event
+            fingerprints[event.event_id] = fingerprint
+            devices[event.device] += 1
+            people.update(set(event.characters))
+            temporal.add(event)
+            lexical.add(event.event_id, event.index_text(), NodeKind.EVENT)
         for (body,) in self._db.execute("SELECT body FROM fused_nodes ORDER BY node_id"):
             node = FusedNode.model_validate_json(body)
-            self._fused[node.node_id] = node
-            self._lexical.add(node.node_id, node.index_text(), NodeKind.FUSED)
+            fused[node.node_id] = node
+            lexical.add(node.node_id, node.index_text(), NodeKind.FUSED)
+        self._events, self._fingerprints, self._fused = events, fingerprints, fused
+        self._people, self._devices = people, devices
+        self._lexical, self._temporal = lexical, temporal
 
-    def _reconcile_vectors(self) -> dict[str, int]:
+    def refresh(self) -> bool:
+        """Catch up with what other processes committed since this store last looked: a CLI
+        ingest while `langgraph dev` serves the same data dir, say. Costs one PRAGMA when
+        nothing changed, so every search and every retrieval run may call it first; after a
+        change, events, packs and edges are re-read in one read transaction (a consistent
+        snapshot of the writer's committed state) and the vector table is re-read from
+        Chroma, with vectors the writer has not flushed yet embedded here in memory only.
+        Returns whether anything was reloaded."""
+        version = self._db.data_version()
+        if version == self._seen_version:
+            return False
+        with self._db.lock:
+            if self._db.in_transaction:  # our own write in progress: nothing foreign to see
+                return False
+            self._db.execute("BEGIN")  # deferred: a read snapshot, no write lock taken
+            try:
+                self._load()
+                self._edges.reload()
+            finally:
+                self._db.execute("COMMIT")
+            self._seen_version = version
+            expected = self._expected_vectors()
+        self._vectors.reload_mirror(expected, lambda texts: self._embed(texts, False))
+        return True
+
+    def _expected_vectors(self) -> dict[str, tuple[NodeKind, datetime, datetime, str]]:
+        """Node → (kind, start, end, indexed text): what the vector table must hold."""
         expected: dict[str, tuple[NodeKind, datetime, datetime, str]] = {
             e.event_id: (NodeKind.EVENT, e.timestamp, e.timestamp, e.index_text())
             for e in self._events.values()
         }
         for node in self._fused.values():
             expected[node.node_id] = (NodeKind.FUSED, node.start, node.end, node.index_text())
-        return self._vectors.reconcile(expected, lambda texts: self._embed(texts, False))
+        return expected
+
+    def _reconcile_vectors(self) -> dict[str, int]:
+        return self._vectors.reconcile(
+            self._expected_vectors(), lambda texts: self._embed(texts, False)
+        )
 
     @property
     def collection_name(self) -> str:

@@ -59,6 +59,9 @@ class MemoryStoreAPI(Protocol):
     def note_pending(self, event_id: str, reason: str) -> None:
         """Record why a queued event's fusion did not finish."""
 
+    def refresh(self) -> bool:
+        """Catch up with writes other processes committed; True when something changed."""
+
     def has_node(self, node_id: str) -> bool: ...
     def get_event(self, event_id: str) -> Event: ...
     def get_events(self, event_ids: Iterable[str]) -> list[Event]: ...

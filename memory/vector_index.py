@@ -416,6 +416,36 @@ class VectorIndex:
         self.flush()
         return {"deleted": len(stale), "embedded": len(to_embed), "retagged": len(retag)}
 
+    def reload_mirror(
+        self, expected: Mapping[str, tuple[NodeKind, datetime, datetime, str]],
+        embed: Callable[[list[str]], np.ndarray],
+    ) -> int:
+        """A reader's catch-up with another process's writes: rebuild the in-memory table from
+        Chroma, keep only `expected` nodes, and embed (in memory only) those the writer has
+        not flushed yet. Chroma is never written: the writer owns it. The new table replaces
+        the old one in one step under the lock, so a concurrent search sees one or the other.
+        Returns how many vectors were embedded locally."""
+        with self._lock:
+            self.flush()  # nothing should be buffered in a reader; never drop it if it is
+        fresh = VectorIndex(self._col, self.config, self._max_batch)
+        fresh.load()
+        for node_id in [i for i in fresh._slot_of if i not in expected]:
+            fresh._drop(node_id)
+        missing = [
+            node_id for node_id, (_, _, _, text) in expected.items()
+            if fresh._text_fp.get(node_id) != text_fingerprint(text)
+        ]
+        if missing:
+            for node_id, vector in zip(missing, embed([expected[i][3] for i in missing])):
+                kind, start, end, text = expected[node_id]
+                fresh._put(node_id, vector, _KIND_CODE[kind], epoch_seconds(start),
+                           epoch_seconds(end), text_fingerprint(text))
+        with self._lock:
+            for name in ("_slot_of", "_ids", "_free", "_matrix", "_kind", "_start", "_end",
+                         "_text_fp", "_chroma_count"):
+                setattr(self, name, getattr(fresh, name))
+        return len(missing)
+
     # --- queries ----------------------------------------------------------------------
 
     def _mask(self, kind: NodeKind | None, between: tuple[datetime, datetime] | None

@@ -61,6 +61,42 @@ def crash(store: MemoryStore) -> None:
     store._closed = True
 
 
+# --- a reader noticing another writer's commits -----------------------------------------
+
+
+def test_a_reader_sees_what_another_connection_committed(
+    open_store: Any, household: list[Event], hash_embedder: Any, tmp_path: Path
+) -> None:
+    """Two stores on one data dir (as `langgraph dev` serving a memory while the CLI ingests):
+    the reader's `refresh` reloads exactly when the writer committed, and then finds the new
+    events, pack and edges through every index, vectors not yet flushed to Chroma included."""
+    writer = open_store(tmp_path / "shared")
+    writer.add_events(household[:5])
+    reader = open_store(tmp_path / "shared")
+    assert reader.refresh() is False  # nothing new since it opened
+    writer.add_events(household[5:])
+    with writer.transaction():
+        writer.put_fused(knee_pack(writer))
+        writer.add_edge(Edge(src="e01", dst="e02", type=EdgeType.CAUSAL, weight=1.0))
+    assert [i for i, _ in reader.lexical_search("cycling", 3)] == []  # stale until refreshed
+    assert reader.refresh() is True
+    assert reader.refresh() is False
+    assert reader.stats().events == len(household) and reader.stats().fused_nodes == 1
+    assert [i for i, _ in reader.lexical_search("cycling", 1)] == ["e06"]
+    assert "e06" in reader.events_between(household[0].timestamp, household[-1].timestamp)
+    assert "Emma" in reader.known_people()
+    query = reader.embed_query("Emma's phone logged 6.1 km of cycling")
+    assert reader.dense_search(query, 1, NodeKind.EVENT)[0][0] == "e06"
+    assert np.allclose(reader.vector("fused_knee"), writer.vector("fused_knee"))
+    assert {(e.src, e.type) for e in reader.neighbors("e02")} >= {
+        ("e01", EdgeType.CAUSAL), ("e02", EdgeType.BELONG)}
+    writer.delete_fused("fused_knee")
+    writer.flush()
+    assert reader.refresh() is True
+    assert not reader.has_node("fused_knee")
+    assert all(i != "fused_knee" for i, _ in reader.dense_search(query, 20))
+
+
 # --- round trip --------------------------------------------------------------------------
 
 
@@ -505,7 +541,7 @@ def test_memory_store_implements_the_protocol() -> None:
 
     members = [name for name, value in vars(MemoryStoreAPI).items()
                if callable(value) and not name.startswith("_")]
-    assert len(members) == 33, "update this test when the Protocol grows"
+    assert len(members) == 34, "update this test when the Protocol grows"
     for name in members:
         wanted = inspect.signature(getattr(MemoryStoreAPI, name)).parameters
         have = inspect.signature(getattr(MemoryStore, name)).parameters
