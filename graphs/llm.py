@@ -2,15 +2,15 @@
 
 Both are fixed prompts (not DSPy programs: the metric must not be optimised), sent
 through langchain-openai to any OpenAI-compatible endpoint. The client's own
-retries are switched off so that the paper's policy (up to 8 retries on provider
-errors, exponential backoff) lives in one place and can be tested with a fast,
-injectable delay.
+retries are switched off so that one policy (`signatures.retry.RetryPolicy`: the settings'
+retry budget by default, the paper's 8 retries when a benchmark passes it) governs them,
+shared with the DSPy decisions, testable with a fast, injectable delay. The model name is
+the endpoint name of `signatures.lm.model_names`, the one DSPy sends too.
 """
 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,37 +20,18 @@ import openai
 from langchain_core.messages import BaseMessage
 from langchain_openai import ChatOpenAI
 
-from memory.errors import ConfigurationError, MemFuseError
+from memory.errors import ConfigurationError
+from signatures.lm import DEFAULT_PROVIDER, DEFAULT_TIMEOUT_S, model_names
+from signatures.retry import (
+    LLMProviderError,  # noqa: F401 — re-exported: the reader's and eval's error type
+    RetryPolicy,
+    call_with_retries,
+    endpoint_key,
+)
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 T = TypeVar("T")
-
-
-class LLMProviderError(MemFuseError):
-    """The endpoint kept failing (or refused the request) after the allowed retries."""
-
-    def __init__(self, role: str, attempts: int, cause: Exception):
-        self.role, self.attempts, self.cause = role, attempts, cause
-        detail = " ".join(str(cause).split())[:200]
-        super().__init__(
-            f"{role}: provider error after {attempts} attempt(s): {type(cause).__name__}: {detail}"
-        )
-
-
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Provider-error retries: delay = base_delay · 2^attempt, capped at max_delay."""
-
-    retries: int = 8
-    base_delay: float = 1.0
-    max_delay: float = 60.0
-    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
-
-    def delay(self, attempt: int) -> float:
-        return min(self.base_delay * (2**attempt), self.max_delay)
 
 
 @dataclass(frozen=True)
@@ -63,8 +44,12 @@ class LLMRole:
     api_key: str
     temperature: float
     max_tokens: int
-    timeout_s: float = 120.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    @property
+    def endpoint(self) -> str:
+        return endpoint_key(self.base_url, self.model)
 
     def chat_model(self) -> ChatOpenAI:
         return ChatOpenAI(
@@ -80,7 +65,8 @@ class LLMRole:
 
 
 def reader_role(settings: Any, retry: RetryPolicy | None = None) -> LLMRole:
-    """Answer generation: temperature 1, 2,048 output tokens (paper, Appendix D)."""
+    """Answer generation: temperature 1, 2,048 output tokens (paper, Appendix D); `retry`
+    defaults to the settings' retry budget."""
     return llm_role("reader", settings, temperature=1.0, max_tokens=2048, retry=retry)
 
 
@@ -95,14 +81,16 @@ def llm_role(
         raise ConfigurationError(
             f"the {name} needs an LLM: set MEMFUSE_LLM_MODEL (and MEMFUSE_LLM_BASE_URL)"
         )
+    names = model_names(settings.llm_model, getattr(settings, "llm_provider", DEFAULT_PROVIDER))
     return LLMRole(
         name=name,
-        model=settings.llm_model,
+        model=names.endpoint,
         base_url=settings.llm_base_url,
         api_key=settings.llm_key(),
         temperature=temperature,
         max_tokens=max_tokens,
-        retry=retry or RetryPolicy(),
+        timeout_s=float(getattr(settings, "llm_timeout_seconds", DEFAULT_TIMEOUT_S)),
+        retry=retry or RetryPolicy.from_settings(settings),
     )
 
 
@@ -116,16 +104,11 @@ def is_retryable(exc: Exception) -> bool:
 
 
 def with_retries(role: LLMRole, call: Callable[[], T]) -> T:
-    """Run `call`, retrying transient provider errors up to `role.retry.retries` times."""
-    policy = role.retry
-    for attempt in range(policy.retries + 1):
-        try:
-            return call()
-        except openai.APIError as exc:
-            if not is_retryable(exc) or attempt == policy.retries:
-                raise LLMProviderError(role.name, attempt + 1, exc) from exc
-            policy.sleep(policy.delay(attempt))
-    raise AssertionError("unreachable")  # the loop always returns or raises
+    """Run `call` under the role's retry policy (see `signatures.retry.call_with_retries`)."""
+    return call_with_retries(
+        role.name, call, role.retry, errors=(openai.APIError,), transient=is_retryable,
+        endpoint=role.endpoint,
+    )
 
 
 def complete(role: LLMRole, messages: list[BaseMessage], model: ChatOpenAI | None = None) -> str:

@@ -56,13 +56,48 @@ class IngestSummary(BaseModel):
 
 
 class AskResult(BaseModel):
-    """An answer (None offline) with the evidence it rests on."""
+    """An answer (None offline, or when the reader failed) with the evidence it rests on."""
 
     question: str
     answer: str | None
     note: str | None
     context: list[ContextEntry]
     rounds: int = 1
+    reader_error: str | None = Field(
+        default=None,
+        description="Why the configured reader gave no usable answer (endpoint down past the "
+        "retry budget, an empty reply…); the evidence is still there.",
+    )
+    decisions: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="Who made each decision, in order: {'step', 'decided_by'} with decided_by "
+        "'llm', 'offline' or 'offline fallback: <why>' (planner, judges, reader).",
+    )
+    notes: list[str] = Field(
+        default_factory=list, description="What went differently in retrieval."
+    )
+    stop_reason: str = ""
+
+
+class SearchResult(BaseModel):
+    """A search's context and, for the `memfuse` system, how its rounds were decided."""
+
+    context: list[ContextEntry]
+    rounds: int = 1
+    decisions: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="memfuse only: who planned and judged each round ({'step', 'decided_by'}).",
+    )
+    notes: list[str] = Field(default_factory=list)
+    stop_reason: str = ""
+
+
+def decision_lines(decisions: Sequence[dict[str, str]]) -> list[str]:
+    """Who decided, for a console: one line when every decision had the same maker."""
+    makers = {d["decided_by"] for d in decisions}
+    if len(makers) == 1:
+        return [f"decided by: {makers.pop()} (all {len(decisions)} decisions)"]
+    return [f"{d['step']}: decided by {d['decided_by']}" for d in decisions]
 
 
 def embedding_config(settings: MemFuseSettings, data_dir: Path) -> EmbeddingConfig:
@@ -176,7 +211,8 @@ class MemFuse:
             plans_accepted=fusion.accepted, plans_rejected=fusion.rejected,
             drained=fusion.drained,
             details={"ops": fusion.ops, "edges_added": fusion.edges_added,
-                     "events_per_s": fusion.events_per_s, "replayed": fusion.replayed},
+                     "events_per_s": fusion.events_per_s, "replayed": fusion.replayed,
+                     "rejections": fusion.rejections},
         )
 
     def fuse_pending(self, *, progress: bool = False) -> IngestSummary:
@@ -194,6 +230,19 @@ class MemFuse:
         k: int = 20,
     ) -> tuple[list[ContextEntry], int]:
         """The context for a query with provenance, and how many rounds it took."""
+        result = self.search_traced(query, system=system, time=time, user=user, k=k)
+        return result.context, result.rounds
+
+    def search_traced(
+        self,
+        query: str,
+        *,
+        system: str = "memfuse",
+        time: datetime | None = None,
+        user: str | None = None,
+        k: int = 20,
+    ) -> SearchResult:
+        """`search` with its trace: who decided each round (memfuse), notes, stop reason."""
         _check_request(query, k, "query")
         if system not in SEARCH_SYSTEMS:
             raise MemFuseError(f"unknown system {system!r} (expected one of: {', '.join(SEARCH_SYSTEMS)})")
@@ -205,17 +254,22 @@ class MemFuse:
 
             options = replace(MEMFUSE, settings=self.settings)
             result = retrieve(self.store, query, question_time=when, requester=user, k=k, options=options)
-            return result.context, result.rounds
+            return SearchResult(
+                context=result.context, rounds=result.rounds,
+                decisions=[d.model_dump() for d in result.decisions], notes=result.notes,
+                stop_reason=result.stop_reason,
+            )
         from memory.retrieval import assemble_context, search
 
         recipe = RECIPES[system].sized(k)
         found = search(self.store, query, recipe, requester=user, question_time=when)
-        return assemble_context(
+        return SearchResult(context=assemble_context(
             self.store, found.candidates, found.fused, recipe.context, pinned_ids=found.guard_ids
-        ), 1
+        ))
 
     def ask(self, question: str, *, user: str | None = None, time: datetime | None = None, k: int = 20) -> AskResult:
-        """Run the `answer` graph: retrieval, then the reader when an LLM is configured."""
+        """Run the `answer` graph: retrieval, then the reader when an LLM is configured. A reader
+        that fails leaves `answer` None, `reader_error` set and the evidence in `context`."""
         from graphs.answer import answer_question
 
         _check_request(question, k, "question")

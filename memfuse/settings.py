@@ -39,6 +39,25 @@ class MemFuseSettings(BaseSettings):
     llm_api_key: SecretStr | None = Field(default=None, description="Key for the LLM endpoint.")
     llm_temperature: float = Field(default=1.0, description="Temperature of MemFuse's own decisions (paper: 1).")
     llm_max_tokens: int = Field(default=4096, description="Token limit of MemFuse's own decisions.")
+    llm_provider: str = Field(
+        default="openai",
+        description="LiteLLM provider DSPy routes through; `openai` = any OpenAI-compatible "
+        "endpoint. MEMFUSE_LLM_MODEL is the name the server knows (a leading `<provider>/` is "
+        "dropped), so the reader and the decisions send the same model (see signatures/lm.py).",
+    )
+    llm_retries: int = Field(
+        default=3, ge=0, description="Retries of one LLM call on transient errors (5xx, 429…)."
+    )
+    llm_retry_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="Retry budget of one LLM call: no retry starts later than this after the "
+        "first attempt; an endpoint that gave up is then skipped for as long (at least 60 s). "
+        "Raise it for long benchmark runs on rate-limited providers.",
+    )
+    llm_timeout_seconds: float = Field(
+        default=120.0, gt=0, description="Timeout of one LLM request (one attempt)."
+    )
 
     programs_dir: Path | None = Field(default=None, description="Compiled DSPy programs to load at run time.")
 

@@ -4,7 +4,8 @@ Runs `http.server` in a thread on 127.0.0.1 at a free port, so the real client
 stack (openai, langchain-openai, DSPy/litellm) is exercised end to end without a
 network model. Chat replies come from a script: a list consumed in order, or a
 callable that sees the request body. A script entry may be `Fail(status)` to
-answer with an HTTP error instead; malformed content is just a string.
+answer with an HTTP error instead; malformed content is just a string. `models` lists
+the model name each chat request carried.
 
     with start_fake_openai(["first reply", Fail(500), "second reply"]) as fake:
         ChatOpenAI(base_url=fake.base_url, api_key="x", model="fake").invoke("hi")
@@ -49,6 +50,11 @@ class FakeOpenAI:
     embedding_requests: list[dict[str, Any]] = field(default_factory=list)
     failures_served: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def models(self) -> list[str | None]:
+        """The model name of every chat request, in order (what each client really sent)."""
+        return [body.get("model") for body in self.chat_requests]
 
     @property
     def remaining(self) -> int | None:

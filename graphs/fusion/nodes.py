@@ -22,6 +22,7 @@ from memory.fusion.ops import parse_plan
 from memory.fusion.validator import validate_plan
 from memory.models import Event, parse_event
 from signatures.fusion import FusionBudget, ToolStep
+from signatures.lm import DECIDED_BY_LLM, DECIDED_OFFLINE, describe_failure
 
 
 def _as_event(value: Event | dict[str, Any]) -> Event:
@@ -112,8 +113,9 @@ def _budget(state: State, ctx: FusionContext) -> FusionBudget:
 
 def agent_step(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     """One decision of the agent: a tool call, or the plan (an unreadable plan is kept as an
-    error, which validation turns into a rejection)."""
+    error, which validation turns into a rejection that says what came back)."""
     ctx = runtime.context
+    decided_by = DECIDED_BY_LLM if ctx.policy == "llm" else DECIDED_OFFLINE
     inputs = {
         "accumulation_zone": state.accumulation,
         "current_event": state.current_record,
@@ -128,16 +130,20 @@ def agent_step(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
         return {
             "pending": None,
             "plan": None,
-            "plan_error": f"malformed plan: {str(exc).splitlines()[0]}",
+            "plan_error": f"malformed plan: {describe_failure(exc)}",
+            "decided_by": decided_by,
         }
     if prediction.action in ("search_memory", "get_pack_members"):
         argument = prediction.query if prediction.action == "search_memory" else prediction.fused_id
-        return {"pending": ToolCall(tool=prediction.action, argument=argument or "")}
+        return {
+            "pending": ToolCall(tool=prediction.action, argument=argument or ""),
+            "decided_by": decided_by,
+        }
     try:
         plan = parse_plan(prediction.plan if prediction.plan is not None else "")
     except InvalidPlanError as exc:
-        return {"pending": None, "plan": None, "plan_error": str(exc)}
-    return {"pending": None, "plan": plan, "plan_error": None}
+        return {"pending": None, "plan": None, "plan_error": str(exc), "decided_by": decided_by}
+    return {"pending": None, "plan": plan, "plan_error": None, "decided_by": decided_by}
 
 
 def _visible(state: State) -> set[str]:

@@ -49,7 +49,12 @@ class OutputState:
     """The submitted plan (None when the agent's answer could not be read)."""
 
     violations: list[str] = field(default_factory=list)
-    """Every rule the plan broke (empty when committed)."""
+    """Every rule the plan broke (empty when committed); an unreadable LLM plan is one, with
+    what was expected and what came back."""
+
+    decided_by: str = ""
+    """Who submitted the plan: `llm` (the DSPy agent) or `offline` (the deterministic twin).
+    An LLM whose endpoint fails raises instead: the event stays queued for the next ingest."""
 
     report: CommitReport | None = None
     """What the commit did (created/updated packs, edges added), or the recorded rejection."""

@@ -2,8 +2,10 @@
 
 Nodes are plain functions `(state, runtime) -> partial state`. Decisions (plan,
 judgement) run as DSPy programs when an LM is in play and as their offline twins
-otherwise; an LLM answer that cannot be used sends that one round to the twin and
-leaves a note, so one malformed reply never sinks a question.
+otherwise; an LLM answer that cannot be used (a malformed reply, an endpoint that
+failed within its retry budget) sends that one decision to the twin, so one bad reply
+never sinks a question. Every decision is recorded with who made it (`decisions`):
+`llm`, `offline`, or `offline fallback: <why>`.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import dspy
 from langgraph.runtime import Runtime
 
 from graphs.retrieval.context import Backfill, RetrievalContext
-from graphs.retrieval.state import Judgement, State
+from graphs.retrieval.state import Decision, Judgement, State
 from memory.embeddings import EmbeddingConfig
 from memory.errors import ConfigurationError
 from memory.models import NodeKind, is_fused_id, parse_timestamp
@@ -32,7 +34,14 @@ from memory.search.plan import RoundPlan
 from memory.store_api import MemoryStoreAPI
 from signatures.evidence import EvidenceItem, judge_inputs
 from signatures.evidence_offline import OfflineEvidenceJudge
-from signatures.lm import lm_from_settings
+from signatures.lm import (
+    DECIDED_BY_LLM,
+    DECIDED_OFFLINE,
+    describe_failure,
+    lm_from_settings,
+    lm_settings_key,
+    offline_fallback,
+)
 from signatures.planning import planner_inputs
 from signatures.planning_offline import OfflineRoundPlanner, alternative_plans, first_unexecuted
 from signatures.programs import PROGRAMS, PlannerPolicy, planner_policy, program_for
@@ -111,8 +120,7 @@ def decision_lm(context: RetrievalContext) -> Any | None:
                 "policy 'llm' needs an LLM: set MEMFUSE_LLM_MODEL or inject an LM"
             )
         return None
-    key = (settings.llm_model, settings.llm_base_url, settings.llm_key(),
-           settings.llm_temperature, settings.llm_max_tokens)
+    key = lm_settings_key(settings)
     if key not in _LMS:
         _LMS[key] = lm_from_settings(settings)
     return _LMS[key]
@@ -175,23 +183,35 @@ def top_k_of(state: State, context: RetrievalContext) -> int:
     return state.k or context.k
 
 
+class Decided(NamedTuple):
+    """One decision's outcome and its provenance."""
+
+    prediction: dspy.Prediction
+    source: Literal["llm", "offline"]
+    notes: list[str]
+    decision: Decision
+
+
 def decide(
     llm_module: Callable[[], dspy.Module],
     offline_module: dspy.Module,
     inputs: dict[str, Any],
     lm: Any | None,
     what: str,
-) -> tuple[dspy.Prediction, Literal["llm", "offline"], list[str]]:
+) -> Decided:
     """Run one decision on the LM, or its twin; an unusable LLM answer falls back, noted."""
     if lm is None:
-        return offline_module(**inputs), "offline", []
+        return Decided(offline_module(**inputs), "offline", [], Decision(
+            step=what, decided_by=DECIDED_OFFLINE))
     try:
         with dspy.context(lm=lm):
-            return llm_module()(**inputs), "llm", []
+            prediction = llm_module()(**inputs)
     except Exception as exc:  # noqa: BLE001 — malformed output, schema violation, endpoint down
-        problem = " ".join(str(exc).split())[:200]
-        note = f"{what}: LLM output unusable ({type(exc).__name__}: {problem}); used the offline twin"
-        return offline_module(**inputs), "offline", [note]
+        reason = describe_failure(exc)
+        note = f"{what}: {reason}; used the offline twin"
+        return Decided(offline_module(**inputs), "offline", [note], Decision(
+            step=what, decided_by=offline_fallback(reason)))
+    return Decided(prediction, "llm", [], Decision(step=what, decided_by=DECIDED_BY_LLM))
 
 
 def queries_of(plan: RoundPlan) -> list[str]:
@@ -238,11 +258,12 @@ def plan_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, An
             list(store.known_devices()), [], [],
         )
         lm = decision_lm(context)
-        prediction, _, notes = decide(
+        prediction, _, notes, decision = decide(
             lambda: llm_module("plan", _programs_dir(context)), offline_planner(context), inputs,
             lm, "round 1 planner",
         )
-        return {"plan": prediction.plan, "question_time": when, "notes": notes}
+        return {"plan": prediction.plan, "question_time": when, "notes": notes,
+                "decisions": [decision]}
 
     judgement = state.judgements[-1] if state.judgements else None
     proposal = judgement.next_plan if judgement else None
@@ -326,7 +347,7 @@ def judge_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, A
         evidence_items(store_of(context), state),
     )
     lm = decision_lm(context)
-    prediction, source, notes = decide(
+    prediction, source, notes, decision = decide(
         lambda: llm_module("judge", _programs_dir(context)), _OFFLINE_JUDGE, inputs, lm,
         f"round {state.round} judge",
     )
@@ -346,7 +367,7 @@ def judge_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, A
         selected_ids=list(prediction.selected_ids)[:k],
         next_plan=None if (sufficient or final) else prediction.next_plan,
     )
-    return {"judgements": [judgement], "notes": notes}
+    return {"judgements": [judgement], "notes": notes, "decisions": [decision]}
 
 
 def final_selection(

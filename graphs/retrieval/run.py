@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from graphs.retrieval.context import Backfill, Policy, RetrievalContext
 from graphs.retrieval.graph import graph
-from graphs.retrieval.state import Judgement
+from graphs.retrieval.state import Decision, Judgement
 from memory.errors import InvalidQueryError
 from memory.records import ContextEntry
 from memory.search.plan import RoundPlan
@@ -68,6 +68,9 @@ class ControllerResult(BaseModel):
     judgements: list[Judgement] = Field(description="One per judged round.")
     elapsed_ms: float
     notes: list[str] = Field(default_factory=list, description="Fallbacks and replaced plans.")
+    decisions: list[Decision] = Field(
+        default_factory=list, description="Who made each planner and judge decision."
+    )
     stop_reason: str = ""
 
     def context_lines(self) -> list[str]:
@@ -98,6 +101,7 @@ def retrieve(
         plans=output.get("plans", []),
         judgements=output.get("judgements", []),
         notes=output.get("notes", []),
+        decisions=output.get("decisions", []),
         stop_reason=output.get("stop_reason", ""),
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )

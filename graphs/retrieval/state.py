@@ -55,6 +55,16 @@ class Judgement(BaseModel):
     next_plan: RoundPlan | None = None
 
 
+class Decision(BaseModel):
+    """Who made one decision of a run, so a trace shows when the LLM was not the one."""
+
+    step: str = Field(description="Which decision: 'round 1 planner', 'round 2 judge', 'reader'.")
+    decided_by: str = Field(
+        description="'llm', 'offline' (no LLM in play) or 'offline fallback: <why the LLM's "
+        "decision could not be used>'."
+    )
+
+
 @dataclass
 class InputState:
     """What a caller gives the retrieval controller."""
@@ -94,6 +104,8 @@ class State(InputState):
     later rounds and the judge choose (see memory.search.guard)."""
     notes: Annotated[list[str], operator.add] = field(default_factory=list)
     """What went differently than planned (LLM output unusable, a repeated plan replaced…)."""
+    decisions: Annotated[list[Decision], operator.add] = field(default_factory=list)
+    """Who made each planner and judge decision, in order."""
     stop_reason: str = ""
     """Why the loop ended."""
     event_ids: list[str] = field(default_factory=list)
@@ -118,5 +130,7 @@ class OutputState:
     """One judgement per judged round."""
     notes: list[str] = field(default_factory=list)
     """What went differently than planned."""
+    decisions: list[Decision] = field(default_factory=list)
+    """Who made each planner and judge decision, in order."""
     stop_reason: str = ""
     """Why the loop ended."""

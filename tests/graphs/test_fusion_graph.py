@@ -381,22 +381,25 @@ def test_ingest_offline_hand_computed(tmp_path: Path) -> None:
     index text: e6 {milk, spill, towel, table}, e1/e2 {milk, spill, table}, e3 {water, garden,
     plant}, e4 {table, towel}).
 
-    Rare words (policy threshold lowered to 1.0 for this tiny store): of 5 events, a word is
-    rare in at most 3; "milk" and "spill" (3 each) give log(6/3) each, "towel" (2) log(6/2).
+    Rare words (policy threshold lowered to 0.5 for this tiny store): counted over the events
+    fused so far, the current one included (no look-ahead); with so few, a word is rare in at
+    most 3 of them.
 
-    e6: nothing before it -> no_op. e1: e6 is an hour earlier, shares David, milk and spill
-    (1.39), cosine 3/sqrt(12) = 0.87 -> causal e6->e1, and its own semantic edge to e6 (> 0.8).
-    e2: e1 on another device one minute earlier -> new pack {e1, e2}; e6 -> e2 causal; semantic
-    e2-e1 (1.0) and e2-e6 (0.87); the pack's summary {spill, milk, table} to e6 (0.87).
-    e3: unrelated -> no_op. e4: the pack ended 59 min before (gap 10) -> no update; e6 shares
-    David and "towel" (1.10), cosine 2/sqrt(8) = 0.71 -> causal e6->e4.
+    e6: nothing before it -> no_op. e1 (2 events seen): e6 is an hour earlier, shares David,
+    milk and spill (2 x log(3/2) = 0.81), cosine 3/sqrt(12) = 0.87 -> causal e6->e1, and its
+    own semantic edge to e6 (> 0.8). e2 (3 seen): e1 on another device one minute earlier ->
+    new pack {e1, e2}; e6 -> e2 causal (2 x log(4/3) = 0.58); semantic e2-e1 (1.0) and e2-e6
+    (0.87); the pack's summary {spill, milk, table} to e6 (0.87).
+    e3: unrelated -> no_op. e4 (5 seen): the pack ended 59 min before (gap 10) -> no update;
+    e6 shares David and "towel" (log(6/2) = 1.10; "table" is in 4 events, not rare), cosine
+    2/sqrt(8) = 0.71 -> causal e6->e4.
     """
     store = open_store(tmp_path / "s")
     ctx = FusionContext(
         policy="offline",
         data_dir="unused",
         namespace="default",
-        policy_config={"causal_min_rarity": 1.0},
+        policy_config={"causal_min_rarity": 0.5},
     )
     report = ingest_events(store, [E4, E3, E2, E1, E6], config=ctx, progress=False)
     assert (report.events, report.added, report.accepted, report.rejected) == (5, 5, 5, 0)
