@@ -1,13 +1,16 @@
 """The `memfuse` command line.
 
 Every command takes `--data-dir` (default: MEMFUSE_DATA_DIR or ./.memfuse). Bad
-input is reported as one line on stderr with a non-zero exit, never a traceback.
+input and data-dir faults (read-only, full, damaged) are reported as one line on stderr
+with a non-zero exit, never a traceback unless asked for with `--debug` (MEMFUSE_DEBUG=1).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
 from datetime import datetime
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from pydantic import ValidationError
 
 from memfuse.render import console, context_table, safe, safe_block, stats_table
 from memfuse.settings import MemFuseSettings, load_settings
-from memory.errors import MemFuseError
+from memory.errors import MemFuseError, ReadOnlyDataDirError, storage_fault
 from memory.models import parse_timestamp
 
 app = typer.Typer(
@@ -26,6 +29,21 @@ app = typer.Typer(
     help="MemFuse: multi-source long-term memory with provenance.",
     pretty_exceptions_enable=False,
 )
+_DEBUG_ENV = "MEMFUSE_DEBUG"
+_debug = False  # set by --debug; read by main() when a command fails
+_data_dir_in_use: Path | None = None  # named by a storage fault that reaches main() unnamed
+
+
+@app.callback()
+def _global_options(
+    debug: bool = typer.Option(
+        False, "--debug", help=f"On an error, print the full traceback (or set {_DEBUG_ENV}=1)."
+    ),
+) -> None:
+    """MemFuse: multi-source long-term memory with provenance."""
+    global _debug
+    _debug = debug  # the command runs inside app(); main() reads this once it has failed
+
 
 DataDir = typer.Option(None, "--data-dir", help="Data directory (default: MEMFUSE_DATA_DIR or ./.memfuse).")
 Namespace = typer.Option(None, "--namespace", help="Store namespace inside the data dir.")
@@ -41,10 +59,19 @@ def _time(value: str | None) -> datetime | None:
 
 
 def _open(data_dir: Path | None, namespace: str | None, *, writer: bool = False):  # -> MemFuse
-    """The memory (import kept lazy: torch is slow); writers hold the data dir's writer lock."""
-    from memfuse.api import MemFuse
+    """The memory (import kept lazy: torch is slow); writers hold the data dir's writer lock.
 
+    The data dir is checked first, so a file in its place or a read-only dir asked to take a
+    write is one line before any lock or store file is touched (readers of a read-only dir
+    go on: the store opens it read-only)."""
+    from memfuse.api import MemFuse
+    from memory.store import prepare_data_dir
+
+    global _data_dir_in_use
     settings = load_settings(data_dir=data_dir)
+    root = _data_dir_in_use = data_dir if data_dir is not None else settings.data_dir
+    if not prepare_data_dir(root) and writer:
+        raise ReadOnlyDataDirError(f"data dir {root}")
     return MemFuse.open(data_dir, namespace, settings=settings, writer=writer)
 
 
@@ -105,19 +132,33 @@ def search(
     user: str | None = typer.Option(None, "--user", help="Who asks ('I/me/my' resolve to them)."),
     k: int = typer.Option(20, "-k", min=1, help="Events in the context."),
     system: str = typer.Option("memfuse", "--system", help="memfuse | naive_rag | bm25 | hybrid"),
-    as_json: bool = typer.Option(False, "--json", help="Print the context as JSON lines."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the context as JSON lines; with --system memfuse a last "
+        'line {"trace": …} says who planned and judged each round (llm, offline, offline '
+        "fallback: why).",
+    ),
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
 ) -> None:
     """Print the retrieved context with provenance (time, device, location, id, path)."""
+    from memfuse.api import decision_lines
+
     with _open(data_dir, namespace) as memory:
-        entries, rounds = memory.search(query, system=system, time=_time(time), user=user, k=k)
+        result = memory.search_traced(query, system=system, time=_time(time), user=user, k=k)
     if as_json:
-        for entry in entries:
+        for entry in result.context:
             sys.stdout.write(entry.model_dump_json() + "\n")
+        if result.decisions:
+            trace = result.model_dump(mode="json", include={"rounds", "decisions", "notes",
+                                                            "stop_reason"})
+            sys.stdout.write(json.dumps({"trace": trace}) + "\n")
         return
-    title = f"{system}: {safe(repr(query))} — {len(entries)} entries, {rounds} round(s)"
-    console().print(context_table(entries, title))
+    entries = result.context
+    title = f"{system}: {safe(repr(query))} — {len(entries)} entries, {result.rounds} round(s)"
+    out = console()
+    out.print(context_table(entries, title))
+    for line in decision_lines(result.decisions):
+        out.print(safe(line))
 
 
 @app.command()
@@ -126,18 +167,35 @@ def ask(
     user: str | None = typer.Option(None, "--user", help="Who asks."),
     time: str | None = typer.Option(None, "--time", help="Question time (ISO); default now."),
     k: int = typer.Option(20, "-k", min=1),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object: answer, reader_error, decisions (who "
+        "decided each step), notes and the evidence."
+    ),
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
 ) -> None:
-    """Answer through the `answer` graph (offline: the evidence only, and a note saying so)."""
-    out = console()
+    """Answer through the `answer` graph (offline: the evidence only, and a note saying so).
+
+    If the configured reader fails (endpoint down past MEMFUSE_LLM_RETRY_SECONDS, an empty
+    reply), the evidence is still printed with a one-line reason and the exit code is 1.
+    """
+    from memfuse.api import decision_lines
+
     with _open(data_dir, namespace) as memory:
         result = memory.ask(question, user=user, time=_time(time), k=k)
-    if result.answer is not None:
-        out.print(f"[bold]Answer:[/bold] {safe_block(result.answer)}\n")
-    if result.note:
-        out.print(f"[yellow]{result.note}[/yellow]")
-    out.print(context_table(result.context, f"evidence ({result.rounds} round(s))"))
+    if as_json:
+        sys.stdout.write(result.model_dump_json() + "\n")
+    else:
+        out = console()
+        if result.answer is not None:
+            out.print(f"[bold]Answer:[/bold] {safe_block(result.answer)}\n")
+        if result.note:
+            out.print(f"[yellow]{safe(result.note)}[/yellow]")
+        out.print(context_table(result.context, f"evidence ({result.rounds} round(s))"))
+        for line in decision_lines(result.decisions):
+            out.print(safe(line))
+    if result.reader_error is not None:
+        raise SystemExit(1)  # the evidence is out; the answer that was asked for is not
 
 
 @app.command()
@@ -356,9 +414,42 @@ def _click_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseExc
     return tuple(errors), tuple(aborts)
 
 
+def error_message(exc: BaseException) -> str:
+    """The one line a failed command prints after `memfuse: error: `.
+
+    MemFuse's own errors already say what and where; low-level ones that got this far
+    (a full disk during a Chroma flush, a file the store could not name) are mapped by
+    `storage_fault`; anything else is named by its type, with the way to see more.
+    """
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        message = f"{where}: {first['msg']}"
+    elif isinstance(exc, MemFuseError):
+        message = str(exc)
+    elif isinstance(exc, json.JSONDecodeError):
+        message = f"invalid JSON: {exc}"
+    elif isinstance(exc, UnicodeDecodeError):
+        message = f"not valid UTF-8 text ({exc.reason} at byte {exc.start})"
+    elif (fault := storage_fault(exc, _data_dir_in_use)) is not None:
+        message = str(fault)
+    elif isinstance(exc, OSError) and exc.strerror:  # a refused connection, a timeout…
+        message = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        message = f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)"
+    return " ".join(message.split())  # one line, whatever the message held
+
+
+def _debugging() -> bool:
+    return _debug or os.environ.get(_DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def main() -> None:
     """Entry point: one `memfuse: error: …` line; exit 2 for usage errors (click's code), 1 for
-    bad input or a rejected operation."""
+    bad input, a rejected operation or a data-dir fault (with --debug: the traceback first),
+    130 when interrupted."""
+    global _debug, _data_dir_in_use
+    _debug, _data_dir_in_use = False, None  # main() may run more than once in one process
     click_errors, aborts = _click_errors()
     try:
         app(standalone_mode=False)
@@ -372,20 +463,14 @@ def main() -> None:
         else:
             print(f"memfuse: error: {' '.join(message.split())}", file=sys.stderr)
         sys.exit(exc.exit_code)  # type: ignore[attr-defined]
-    except MemFuseError as exc:
-        print(f"memfuse: error: {exc}", file=sys.stderr)
-        sys.exit(1)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        print(f"memfuse: error: {where}: {first['msg']}", file=sys.stderr)
-        sys.exit(1)
-    except (FileNotFoundError, PermissionError, IsADirectoryError, json.JSONDecodeError) as exc:
-        print(f"memfuse: error: {exc}", file=sys.stderr)
-        sys.exit(1)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 — every failure ends as one line (or --debug)
+        if _debugging():
+            traceback.print_exception(exc, file=sys.stderr)
+        print(f"memfuse: error: {error_message(exc)}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

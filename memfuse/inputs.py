@@ -16,10 +16,23 @@ from memory.models import Event, parse_events
 InputFormat = Literal["auto", "jsonl", "memfusebench", "locomo"]
 
 
+def _not_utf8(path: Path, line_no: int, column: int, exc: UnicodeDecodeError) -> InputFormatError:
+    bad = exc.object[exc.start : exc.start + 1].hex()
+    return InputFormatError(
+        f"{path}: line {line_no}: not valid UTF-8 (byte 0x{bad} at column {column}); "
+        "save the file as UTF-8"
+    )
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Decoded line by line (not by the file object's buffer), so a bad byte has a line number."""
     records: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(path, line_no, exc.start + 1, exc) from None
             if not line.strip():
                 continue
             try:
@@ -29,14 +42,28 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def _read_json(path: Path) -> Any:
+    """A whole JSON file; a bad byte or bad JSON names the file and its line."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        raise _not_utf8(path, raw.count(b"\n", 0, exc.start) + 1, exc.start - line_start + 1,
+                        exc) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFormatError(
+            f"{path}: line {exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+
+
 def detect_format(path: Path) -> InputFormat:
     """JSONL by extension; otherwise peek at the JSON structure."""
     if path.suffix == ".jsonl":
         return "jsonl"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputFormatError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    data = _read_json(path)
     if isinstance(data, dict) and "scenario_data" in data:
         return "memfusebench"
     if isinstance(data, list) and data and isinstance(data[0], dict) and "conversation" in data[0]:
@@ -54,7 +81,7 @@ def read_events(path: Path, fmt: InputFormat = "auto", scenario: str | None = No
     if kind == "jsonl":
         if path.suffix == ".jsonl":
             return parse_events(_read_jsonl(path))
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _read_json(path)
         if not isinstance(data, list):
             raise InputFormatError(f"{path}: expected a JSON array of events")
         return parse_events(data)

@@ -9,6 +9,7 @@ failed transaction are put back exactly as they were.
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 import threading
 from collections import Counter
@@ -17,21 +18,66 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memory.errors import InvalidEdgeError, NodeNotFoundError
+from memory.errors import DataDirError, InvalidEdgeError, NodeNotFoundError, storage_fault
 from memory.models import Edge, EdgeType, NodeKind
 
 _EdgeKey = tuple[str, str, str]
 
 
+def connect_sqlite(path: Path, read_only: bool = False) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), or a read-only one.
+
+    A WAL database in a folder we cannot write opens read-only only while its -shm file
+    exists (a writer is connected); otherwise nothing could create it, so the file is read
+    as immutable: a read-only dir has no writer that could change it underneath.
+    """
+    if not read_only:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout=10000")
+        return conn
+    if not Path(path).is_file():  # mode=ro would say "unable to open"; say what is wrong
+        raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
+    uri = Path(path).resolve().as_uri()
+    try:
+        return _probed(uri + "?mode=ro")
+    except sqlite3.OperationalError:  # no -shm file, and none can be made
+        wal = Path(f"{path}-wal")
+        if wal.is_file() and wal.stat().st_size > 0:  # immutable would silently skip them
+            raise DataDirError(
+                wal, "unmerged writes", f"{wal} holds writes not yet merged into "
+                f"{Path(path).name}, which a read-only dir cannot take in; open the data dir "
+                "once with write access (any command does it)",
+            ) from None
+        return _probed(uri + "?mode=ro&immutable=1")
+
+
+def _probed(uri: str) -> sqlite3.Connection:
+    """Connect and read the schema once, so a file that cannot be read fails here."""
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA busy_timeout=10000")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 class Database:
     """One SQLite connection in WAL mode with nestable, undo-logged transactions."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, read_only: bool = False):
         self.path = Path(path)
-        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints; fast commits
-        self.conn.execute("PRAGMA busy_timeout=10000")
+        self.read_only = read_only
+        try:
+            self.conn = connect_sqlite(self.path, read_only)
+            if not read_only:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints
+        except sqlite3.Error as exc:
+            if fault := storage_fault(exc, self.path):
+                raise fault from exc
+            raise
         self.lock = threading.RLock()
         self._depth = 0
         self._undo: list[Callable[[], None]] = []
@@ -53,17 +99,24 @@ class Database:
                 finally:
                     self._depth -= 1
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                if fault := storage_fault(exc, self.path):
+                    raise fault from exc
+                raise
             self._depth = 1
             undo, after = self._undo, self._after = [], []
             try:
                 yield self
                 self.conn.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 for restore in reversed(undo):
                     restore()
+                if isinstance(exc, sqlite3.Error) and (fault := storage_fault(exc, self.path)):
+                    raise fault from exc  # rolled back: the message may say nothing was kept
                 raise
             finally:
                 self._depth = 0

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.errors import ConfigurationError
+from memory.edge_store import connect_sqlite
+from memory.errors import CACHE_RECOVERY, ConfigurationError, storage_fault
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -247,14 +248,26 @@ class CachedEmbedder:
         self.inner = inner
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA busy_timeout=10000")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT "
-            "NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, "
-            "PRIMARY KEY (model_id, text_sha256)) WITHOUT ROWID"
-        )
+        # In a folder we may not write (a read-only data dir) the cache is read, never written;
+        # without a cache file there it is simply absent: the model embeds every text.
+        self.read_only = not os.access(self.path.parent, os.W_OK)
+        self._conn: sqlite3.Connection | None = None
+        try:
+            if not (self.read_only and not self.path.is_file()):
+                self._conn = connect_sqlite(self.path, self.read_only)
+            if self._conn is not None and not self.read_only:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 "
+                    "TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL, "
+                    "PRIMARY KEY (model_id, text_sha256)) WITHOUT ROWID"
+                )
+        except sqlite3.Error as exc:
+            if self._conn is not None:
+                self._conn.close()
+            if fault := storage_fault(exc, self.path, CACHE_RECOVERY):
+                raise fault from exc
+            raise
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -269,17 +282,24 @@ class CachedEmbedder:
 
     def _lookup(self, keys: list[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
+        if self._conn is None:
+            return found
         model_id = self.inner.model_id
-        for start in range(0, len(keys), self._LOOKUP_CHUNK):
-            chunk = keys[start : start + self._LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(
-                f"SELECT text_sha256, vector FROM embeddings "
-                f"WHERE model_id = ? AND text_sha256 IN ({marks})",
-                (model_id, *chunk),
-            )
-            for key, blob in rows:
-                found[key] = np.frombuffer(blob, dtype=np.float32)
+        try:
+            for start in range(0, len(keys), self._LOOKUP_CHUNK):
+                chunk = keys[start : start + self._LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT text_sha256, vector FROM embeddings "
+                    f"WHERE model_id = ? AND text_sha256 IN ({marks})",
+                    (model_id, *chunk),
+                )
+                for key, blob in rows:
+                    found[key] = np.frombuffer(blob, dtype=np.float32)
+        except sqlite3.Error as exc:
+            if fault := storage_fault(exc, self.path, CACHE_RECOVERY):
+                raise fault from exc
+            raise
         return found
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -296,22 +316,34 @@ class CachedEmbedder:
                     (self.inner.model_id, k, int(v.shape[0]), v.astype(np.float32).tobytes())
                     for k, v in zip(missing, vectors)
                 ]
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self._conn.executemany(
-                        "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
-                    )
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
+                if not self.read_only and self._conn is not None:
+                    self._store(rows)
                 found.update(zip(missing, vectors))
             self.misses += len(missing)
             self.hits += len(texts) - len(missing)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 
+    def _store(self, rows: list[tuple[str, str, int, bytes]]) -> None:
+        assert self._conn is not None
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:  # SQLite may have rolled back already
+                    self._conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            if fault := storage_fault(exc, self.path, CACHE_RECOVERY):
+                raise fault from exc
+            raise
+
     def close(self) -> None:
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
 
 
 def make_embedder(config: EmbeddingConfig, default_cache_path: Path | None = None) -> Embedder:

@@ -17,8 +17,11 @@ undo log also restores the in-memory indexes: a failure leaves nothing half-writ
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import sqlite3
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -41,11 +44,13 @@ from memory.embeddings import (
 )
 from memory.errors import (
     ConfigurationError,
+    DataDirError,
     EventConflictError,
     InvalidEdgeError,
     InvalidEventError,
     InvalidFusedNodeError,
     NodeNotFoundError,
+    storage_fault,
 )
 from memory.lexical_index import BM25Params, LexicalIndex
 from memory.models import (
@@ -96,6 +101,47 @@ _SCHEMA = (
         "ts TEXT NOT NULL, reason TEXT)"
     ),
 )
+
+
+def prepare_data_dir(data_dir: Path) -> bool:
+    """Make sure `data_dir` is a directory (creating it if missing); True if it is writable.
+
+    A data dir we may not write is opened for reading only (see `MemoryStore.open`); what
+    cannot be a data dir at all (a file, a path through a file) is a one-line error.
+    """
+    path = Path(data_dir).expanduser()
+    if path.exists() and not path.is_dir():
+        raise DataDirError(path, "not a directory",
+                           f"data dir {path} is a file, not a directory; point it at a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            why = (exc.strerror or "permission denied").lower()
+            raise DataDirError(path, why, f"data dir {path} does not exist and cannot be "
+                               f"created ({why})") from exc
+        raise storage_fault(exc, path) or DataDirError(path, str(exc)) from exc
+    return os.access(path, os.W_OK)
+
+
+class _MemoryOnlyCollection:
+    """Stands in for the Chroma collection of a store opened read-only: embedded Chroma cannot
+    open a folder it may not write, so vectors come from the embedding cache into the
+    index's in-memory table, and every query is answered exactly from there (count 0)."""
+
+    name = "memory-only"
+
+    def get(self, **_: Any) -> dict[str, list[Any]]:
+        return {"ids": [], "embeddings": [], "metadatas": []}
+
+    def upsert(self, **_: Any) -> None:
+        """Nothing is persisted: a read-only store writes no vectors."""
+
+    def delete(self, **_: Any) -> None:
+        """Nothing is persisted: a read-only store writes no vectors."""
+
+    def count(self) -> int:
+        return 0
 
 
 class MemoryStore:
@@ -154,6 +200,11 @@ class MemoryStore:
         Vectors live in a Chroma collection named after the namespace and the store's id
         (`memfuse-<namespace>-<store id>`, the id kept in the SQLite file), so any number of
         data dirs can share one Chroma server (`chroma_host`) with the same namespace.
+
+        A data dir we may not write is opened read-only, since reading must not need more
+        rights than reading: SQLite files open read-only, nothing is created, and (embedded
+        Chroma cannot open such a folder) the vectors are rebuilt in memory through the
+        embedding cache; a write then fails with ReadOnlyDataDirError, rolled back.
         """
         if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
             raise ConfigurationError(
@@ -163,39 +214,56 @@ class MemoryStore:
         if embedder is not None and embedding is not None:
             raise ConfigurationError("give either an embedder or an embedding config, not both")
         data_dir = Path(data_dir).expanduser()
-        data_dir.mkdir(parents=True, exist_ok=True)
+        read_only = not prepare_data_dir(data_dir)
+        db_path = data_dir / f"{namespace}.sqlite"
+        if read_only and not db_path.is_file():
+            raise DataDirError(data_dir, "read-only, no store", f"data dir {data_dir} is read-only "
+                               f"and holds no store {namespace!r}, so none can be made there")
         owns_embedder = embedder is None
         if embedder is None:
             embedder = make_embedder(embedding or EmbeddingConfig(), data_dir / "embeddings.sqlite")
-        db = Database(data_dir / f"{namespace}.sqlite")
         try:
-            for statement in _SCHEMA:
-                db.execute(statement)
+            db = Database(db_path, read_only=read_only)
+        except BaseException:
+            if owns_embedder and isinstance(embedder, CachedEmbedder):
+                embedder.close()
+            raise
+        try:
+            if not read_only:
+                for statement in _SCHEMA:
+                    db.execute(statement)
             store_id, created = cls._check_meta(db, embedder)
             if created and not chroma_host:
                 cls._refuse_orphaned_vectors(db, data_dir / "chroma", namespace)
-            vectors = VectorIndex.open(
-                namespace,
-                store_id,
-                path=None if chroma_host else data_dir / "chroma",
-                host=chroma_host,
-                port=chroma_port,
-                config=vector_config,
-            )
-        except BaseException:
+            if read_only and not chroma_host:  # embedded Chroma cannot even open read-only
+                vectors = VectorIndex(_MemoryOnlyCollection(), vector_config)
+            else:
+                vectors = VectorIndex.open(
+                    namespace,
+                    store_id,
+                    path=None if chroma_host else data_dir / "chroma",
+                    host=chroma_host,
+                    port=chroma_port,
+                    config=vector_config,
+                )
+        except BaseException as exc:
             db.close()
             if owns_embedder and isinstance(embedder, CachedEmbedder):
                 embedder.close()
+            if isinstance(exc, sqlite3.Error) and (fault := storage_fault(exc, db_path)):
+                raise fault from exc
             raise
         try:
             store = cls(data_dir=data_dir, namespace=namespace, db=db, embedder=embedder,
                         owns_embedder=owns_embedder, vectors=vectors, bm25=bm25)
             store.open_repairs = store._reconcile_vectors()
-        except BaseException:
+        except BaseException as exc:
             vectors.close(flush=False)
             db.close()
             if owns_embedder and isinstance(embedder, CachedEmbedder):
                 embedder.close()
+            if isinstance(exc, sqlite3.Error) and (fault := storage_fault(exc, db_path)):
+                raise fault from exc  # e.g. a page of the file is garbage: names the file
             raise
         return store
 
@@ -214,6 +282,8 @@ class MemoryStore:
                 f"it cannot be opened with {embedder.model_id!r}"
             )
         store_id = meta.get("store_id") or uuid.uuid4().hex[:16]
+        if db.read_only:  # nothing can be recorded; a store without an id has no vectors yet
+            return store_id, False
         with db.transaction():
             db.executemany(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
