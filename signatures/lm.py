@@ -30,6 +30,7 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError, LMError, is_retryable_lm_error
 
 from memory.errors import ConfigurationError
+from memory.settings import MemFuseSettings
 from signatures.retry import (
     LLMProviderError,
     RetryPolicy,
@@ -42,8 +43,8 @@ from signatures.retry import (
 # LM is built here, so setting the default on import keeps MemFuse offline.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-DEFAULT_PROVIDER = "openai"
-DEFAULT_TIMEOUT_S = 120.0  # one attempt; memfuse.settings repeats it as llm_timeout_seconds
+DEFAULT_PROVIDER = str(MemFuseSettings.model_fields["llm_provider"].default)
+DEFAULT_TIMEOUT_S = float(MemFuseSettings.model_fields["llm_timeout_seconds"].default)  # one attempt
 
 # --- who decided -------------------------------------------------------------------------
 

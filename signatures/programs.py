@@ -36,10 +36,10 @@ from typing import Any, Literal
 
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memory.errors import ConfigurationError, ProgramVersionError
 from memory.search.config import SearchConfig
+from memory.settings import MemFuseSettings, load_settings
 from signatures.planning_offline import OfflinePlannerConfig
 
 ProgramTarget = Literal["planner", "judge", "fusion"]
@@ -84,25 +84,15 @@ PROGRAMS: dict[str, ProgramSpec] = {
 POLICY_FILES: dict[str, str] = {"planner": "planner_policy.json", "fusion": "fusion_policy.json"}
 
 
-class ProgramPaths(BaseSettings):
-    """Where compiled programs and tuned policies are read from (`MEMFUSE_*`, `.env`)."""
-
-    model_config = SettingsConfigDict(env_prefix="MEMFUSE_", env_file=".env", extra="ignore")
-
-    programs_dir: Path | None = Field(
-        default=None, description="Folder holding programs and policies under standard names."
-    )
-    planner_program: Path | None = Field(default=None, description="Compiled planner program.")
-    judge_program: Path | None = Field(default=None, description="Compiled evidence judge.")
-    fusion_program: Path | None = Field(default=None, description="Compiled fusion agent.")
-    planner_policy: Path | None = Field(default=None, description="Planner grid overrides.")
-    fusion_policy: Path | None = Field(default=None, description="Fusion policy overrides.")
+# Where compiled programs and tuned policies are read from: the `programs_dir`,
+# `*_program` and `*_policy` fields of the one settings class.
+ProgramPaths = MemFuseSettings
 
 
 @lru_cache(maxsize=1)
-def environment_paths() -> ProgramPaths:
+def environment_paths() -> MemFuseSettings:
     """The `MEMFUSE_*` program settings, read once per process."""
-    return ProgramPaths()
+    return load_settings()
 
 
 def _check_target(target: str, known: tuple[str, ...], what: str) -> None:

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from memory.errors import MemFuseError
+from memory.settings import MemFuseSettings
 from memory.text import single_line
 
-# The interactive defaults (memfuse.settings repeats them as its field defaults).
-DEFAULT_RETRIES = 3
-DEFAULT_RETRY_SECONDS = 30.0
+# The interactive defaults: the settings' own, so there is one place to change them.
+DEFAULT_RETRIES = int(MemFuseSettings.model_fields["llm_retries"].default)
+DEFAULT_RETRY_SECONDS = float(MemFuseSettings.model_fields["llm_retry_seconds"].default)
 MIN_OUTAGE_S = 60.0  # an outage outlives a small budget long enough to cover one question
 LOG = logging.getLogger("memfuse.llm")
 T = TypeVar("T")

@@ -136,7 +136,7 @@ class FusionContext:
         )
         if all(getattr(self, name) is not None for name in env_backed):
             return
-        from memfuse.settings import load_settings
+        from memory.settings import load_settings
 
         settings = load_settings()
         self.data_dir = self.data_dir or str(settings.data_dir)

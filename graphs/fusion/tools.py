@@ -89,7 +89,7 @@ def lm_scope(ctx: FusionContext) -> AbstractContextManager[Any]:
         key = (ctx.llm_model, ctx.llm_base_url, ctx.llm_temperature, ctx.llm_max_tokens)
         with _LOCK:
             if key not in _LMS:
-                from memfuse.settings import load_settings
+                from memory.settings import load_settings
 
                 settings = load_settings(
                     llm_model=ctx.llm_model,

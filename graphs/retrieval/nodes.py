@@ -68,7 +68,7 @@ _STORE_LOCK = threading.Lock()
 @lru_cache(maxsize=1)
 def _environment_settings() -> Any:
     """`MEMFUSE_*` settings, read once per process (callers may inject their own)."""
-    from memfuse.settings import load_settings
+    from memory.settings import load_settings
 
     return load_settings()
 
