@@ -106,7 +106,9 @@ class Database:
                     raise fault from exc
                 raise
             self._depth = 1
-            undo, after = self._undo, self._after = [], []
+            undo: list[Callable[[], None]] = []
+            after: list[Callable[[], None]] = []
+            self._undo, self._after = undo, after
             try:
                 yield self
                 self.conn.execute("COMMIT")

@@ -133,7 +133,7 @@ def _shared_sentence_transformer(name_or_path: str, device: str, offline: bool) 
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()  # a weights-loading bar per process is noise, not progress
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call] # a weights-loading bar per process is noise, not progress
             model = SentenceTransformer(name_or_path, device=device, local_files_only=offline)
             _LOADED_MODELS[key] = model
     return model

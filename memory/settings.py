@@ -86,4 +86,4 @@ class MemFuseSettings(BaseSettings):
 
 def load_settings(**overrides: object) -> MemFuseSettings:
     """Settings from the environment, with explicit (non-None) overrides from the caller."""
-    return MemFuseSettings(**{k: v for k, v in overrides.items() if v is not None})
+    return MemFuseSettings.model_validate({k: v for k, v in overrides.items() if v is not None})

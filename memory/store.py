@@ -727,7 +727,8 @@ class MemoryStore:
     # --- indexes ----------------------------------------------------------------------
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([text], False)[0]
+        vector: np.ndarray = self._embed([text], False)[0]
+        return vector
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(list(texts), False)
@@ -847,6 +848,6 @@ class MemoryStore:
         return row[0], row[1]
 
     def plan_counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(_PLAN_STATUSES, 0)
+        counts: dict[str, int] = dict.fromkeys(_PLAN_STATUSES, 0)
         counts.update(self._db.execute("SELECT status, COUNT(*) FROM plan_log GROUP BY status"))
         return counts

@@ -451,7 +451,7 @@ class VectorIndex:
     def _mask(self, kind: NodeKind | None, between: tuple[datetime, datetime] | None
               ) -> np.ndarray:
         size = len(self._ids)
-        mask = self._kind[:size] != 0
+        mask: np.ndarray = self._kind[:size] != 0
         if kind is not None:
             mask &= self._kind[:size] == _KIND_CODE[kind]
         if between is not None:

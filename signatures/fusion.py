@@ -74,13 +74,16 @@ or a device is relatedness, not fusion: prefer a causal edge or no_op. When unsu
 """.strip()
 
 
+_CHOOSE = """You fuse one newly observed household event into a long-term memory graph. Decide the
+next step: call `search_memory` with a new, specific query when the candidates clearly lack
+evidence you need; call `get_pack_members` on a fused node when you need its member events
+(you are considering joining a full pack, or suspect clear noise in it); otherwise `submit`.
+The system already searched once with the event itself; prefer submitting when the visible
+evidence suffices, and never repeat a look-up of the same pack."""
+
+
 class ChooseFusionAction(dspy.Signature):
-    """You fuse one newly observed household event into a long-term memory graph. Decide the
-    next step: call `search_memory` with a new, specific query when the candidates clearly lack
-    evidence you need; call `get_pack_members` on a fused node when you need its member events
-    (you are considering joining a full pack, or suspect clear noise in it); otherwise `submit`.
-    The system already searched once with the event itself; prefer submitting when the visible
-    evidence suffices, and never repeat a look-up of the same pack."""
+    __doc__ = _CHOOSE + "\n\n" + _RULES + "\n" + DATA_NOTICE
 
     accumulation_zone: list[CandidateRecord] = dspy.InputField(
         desc="Recently processed events (sliding window), oldest first."
@@ -99,10 +102,13 @@ class ChooseFusionAction(dspy.Signature):
     )
 
 
+_PROPOSE = """You fuse one newly observed household event into a long-term memory graph. Submit the
+fusion plan: the operations (create_edge, create_fusion_node, update_fusion_node,
+remove_member, no_op) that place the current event among the memories you were shown."""
+
+
 class ProposeFusionPlan(dspy.Signature):
-    """You fuse one newly observed household event into a long-term memory graph. Submit the
-    fusion plan: the operations (create_edge, create_fusion_node, update_fusion_node,
-    remove_member, no_op) that place the current event among the memories you were shown."""
+    __doc__ = _PROPOSE + "\n\n" + _RULES + "\n" + DATA_NOTICE
 
     accumulation_zone: list[CandidateRecord] = dspy.InputField(
         desc="Recently processed events (sliding window), oldest first."
@@ -117,14 +123,6 @@ class ProposeFusionPlan(dspy.Signature):
     plan: FusionPlan = dspy.OutputField(
         desc="The operations, applied in order, and a short rationale."
     )
-
-
-ChooseFusionAction = ChooseFusionAction.with_instructions(
-    ChooseFusionAction.instructions + "\n\n" + _RULES + "\n" + DATA_NOTICE
-)
-ProposeFusionPlan = ProposeFusionPlan.with_instructions(
-    ProposeFusionPlan.instructions + "\n\n" + _RULES + "\n" + DATA_NOTICE
-)
 
 
 class FusionAgentProgram(dspy.Module):

@@ -77,7 +77,7 @@ class RetryPolicy:
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
 
     def delay(self, attempt: int) -> float:
-        return min(self.base_delay * (2**attempt), self.max_delay)
+        return float(min(self.base_delay * (2**attempt), self.max_delay))
 
     @classmethod
     def from_settings(cls, settings: Any) -> RetryPolicy:

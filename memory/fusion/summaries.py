@@ -27,7 +27,7 @@ class _Item:
         if isinstance(member, Event):
             self.timestamp, self.node_id = member.timestamp, member.event_id
             self.description, self.characters = member.description, tuple(member.characters)
-            self.locations = (member.location,) if member.location else ()
+            self.locations: tuple[str, ...] = (member.location,) if member.location else ()
             self.devices: tuple[str, ...] = (member.device,)
         else:
             if member.is_fused:
@@ -83,7 +83,7 @@ def _span(events: Sequence[_Item]) -> str:
     return f"{first} to {last}"
 
 
-def key_terms(members: Sequence[Member], limit: int = 6) -> list[str]:
+def key_terms(members: Sequence[Member | _Item], limit: int = 6) -> list[str]:
     """The content words shared by the most members, in order of first mention; names and
     devices excluded. Words seen once count only when no word is shared."""
     events = [m if isinstance(m, _Item) else _Item(m) for m in members]
@@ -107,7 +107,7 @@ def key_terms(members: Sequence[Member], limit: int = 6) -> list[str]:
     return [surfaces[t] for t in chosen]
 
 
-def lead_description(members: Sequence[Member]) -> str:
+def lead_description(members: Sequence[Member | _Item]) -> str:
     """The member description sharing the most tokens with the others (the pack's centroid)."""
     events = [m if isinstance(m, _Item) else _Item(m) for m in members]
     token_sets = [set(tokenize(e.description)) for e in events]

@@ -191,10 +191,11 @@ class _Checker:
                     i, o.op, f"causal edge points back in time ({src!r} is later than {dst!r})"
                 )
                 return
+        low, high = sorted((src, dst))
         key = (
             (src, dst, etype.value)
             if etype == EdgeType.CAUSAL
-            else (*sorted((src, dst)), etype.value)
+            else (low, high, etype.value)
         )
         exists = self.store.has_edge(src, dst, etype) or (
             etype == EdgeType.SEMANTIC and self.store.has_edge(dst, src, etype)

@@ -95,4 +95,5 @@ def max_cosines(query_vectors: np.ndarray, node_vectors: np.ndarray) -> np.ndarr
     """
     if node_vectors.size == 0 or query_vectors.size == 0:
         return np.zeros(len(node_vectors), dtype=np.float32)
-    return (node_vectors @ query_vectors.T).max(axis=1)
+    best: np.ndarray = (node_vectors @ query_vectors.T).max(axis=1)
+    return best

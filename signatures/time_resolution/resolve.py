@@ -3,9 +3,9 @@ never past the question time (the rules are in the package docstring)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time
-from typing import Literal
+from typing import Any, Literal
 
 from memory.search.plan import TimeWindow
 from signatures.time_resolution.mentions import _Scan, _Span
@@ -57,11 +57,11 @@ def question_direction(question: str) -> Direction:
     return "within"
 
 
-def _disabled(reason: str, direction: Direction = "within", **kwargs: object) -> TimeResolution:
-    return TimeResolution(
-        window=TimeWindow(enabled=False, confidence=0.0), direction=direction, reason=reason,
-        **kwargs,
+def _disabled(reason: str, direction: Direction = "within", **kwargs: Any) -> TimeResolution:
+    disabled = TimeResolution(
+        window=TimeWindow(enabled=False, confidence=0.0), direction=direction, reason=reason
     )
+    return replace(disabled, **kwargs)
 
 
 def resolve_time(question: str, question_time: datetime) -> TimeResolution:
