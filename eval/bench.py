@@ -30,7 +30,6 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from eval.bench_data import BenchDataset, BenchQuestion, BenchScenario, DatasetFormat, load_dataset
 from eval.judge import JudgeError, judge_role
 from eval.metrics import (
     QuestionMeasure,
@@ -55,6 +54,8 @@ from eval.systems import (
 from graphs.llm import LLMProviderError, RetryPolicy, reader_role
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.errors import ConfigurationError
+from memory.formats.loader import load_dataset
+from memory.formats.models import BenchDataset, BenchQuestion, BenchScenario, DatasetFormat
 
 NO_LLM_NOTE = "No LLM configured: only retrieval metrics are reported (no checklist score)."
 INGEST_MARKER = "bench-ingest.json"

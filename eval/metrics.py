@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval.bench_data import ChecklistItem
 from memory.errors import ConfigurationError
+from memory.formats.models import ChecklistItem
 
 TOKENIZER = "cl100k_base"
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"

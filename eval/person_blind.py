@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from eval.dataset import Device, MemFuseBench
+from memory.formats.memfusebench import Device, MemFuseBench
 
 # Words of a device type whose device can tell who is there, and how it knows.
 PERSON_AWARE_WORDS: frozenset[str] = frozenset(

@@ -13,7 +13,6 @@ from pathlib import Path
 from rich.console import Console
 
 from eval.bench import StoreCache
-from eval.bench_data import load_dataset
 from eval.metrics import evidence_recall
 from eval.systems import INGESTORS, resolve_systems
 from memfuse.api import embedding_config
@@ -21,6 +20,7 @@ from memfuse.render import context_table
 from memfuse.settings import load_settings
 from memory.embeddings import make_embedder
 from memory.errors import MemFuseError
+from memory.formats.loader import load_dataset
 from memory.models import format_timestamp
 
 

@@ -41,9 +41,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from eval.bench import BenchResults, run_bench
-from eval.bench_data import DatasetFormat
 from eval.report import categories, suite_markdown
 from memfuse.settings import MemFuseSettings, load_settings
+from memory.formats.models import DatasetFormat
 
 REFERENCE = "hybrid"
 DEFAULT_SYSTEMS: tuple[str, ...] = ("naive_rag", "bm25", "hybrid", "memfuse")
@@ -134,8 +134,8 @@ def ensure_seed_file(bench_dir: Path, seed: int, scenarios: int, console: Consol
 def person_blind_file(seed_path: Path) -> Path:
     """The person-blind copy of a generated file, rewritten each run so it follows the table
     in eval.person_blind rather than whatever an old run wrote."""
-    from eval.dataset import dump, load
     from eval.person_blind import strip_person_blind
+    from memory.formats.memfusebench_io import dump, load
 
     out = seed_path.with_name(f"{seed_path.stem}-person-blind.json")
     dump(strip_person_blind(load(seed_path)), out)

@@ -14,18 +14,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from eval.bench_data import BenchQuestion, BenchScenario
 from memory.errors import ConfigurationError
+from memory.formats.models import BenchQuestion, BenchScenario
 from memory.models import Event, NodeKind
 from memory.records import ContextEntry
 from memory.search.config import BM25_ONLY, HYBRID_RRF, MEMFUSE_DEFAULT, NAIVE_RAG, SearchConfig
 from memory.search.plan import RoundPlan
-
-IngestModeName = Literal["plain", "fused", "none"]
 
 
 class RetrievalOutcome(BaseModel):

@@ -3,25 +3,30 @@
 Every command takes `--data-dir` (default: MEMFUSE_DATA_DIR or ./.memfuse). Bad
 input and data-dir faults (read-only, full, damaged) are reported as one line on stderr
 with a non-zero exit, never a traceback unless asked for with `--debug` (MEMFUSE_DEBUG=1).
+
+Commands beyond the memory's own are plugins: an installed package names a Typer app in
+the `memfuse.commands` entry-point group and its commands join these at startup. That is
+how the benchmark commands (synth, bench, bench-perf, optimize, show-question) arrive from
+`eval.cli` while this module never imports `eval` (nothing may; see `memfuse.layers`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
-import traceback
 from datetime import datetime
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
-import click
 import typer
-from pydantic import ValidationError
 
+from memfuse.cli_common import DEBUG_ENV, DataDir, Namespace, run, state
 from memfuse.render import console, context_table, safe, safe_block, stats_table
-from memfuse.settings import MemFuseSettings, load_settings
-from memory.errors import MemFuseError, ReadOnlyDataDirError, storage_fault
+from memfuse.settings import load_settings
+from memory.errors import MemFuseError, ReadOnlyDataDirError
 from memory.models import parse_timestamp
+
+PLUGIN_GROUP = "memfuse.commands"
 
 app = typer.Typer(
     add_completion=False,
@@ -29,24 +34,16 @@ app = typer.Typer(
     help="MemFuse: multi-source long-term memory with provenance.",
     pretty_exceptions_enable=False,
 )
-_DEBUG_ENV = "MEMFUSE_DEBUG"
-_debug = False  # set by --debug; read by main() when a command fails
-_data_dir_in_use: Path | None = None  # named by a storage fault that reaches main() unnamed
 
 
 @app.callback()
 def _global_options(
     debug: bool = typer.Option(
-        False, "--debug", help=f"On an error, print the full traceback (or set {_DEBUG_ENV}=1)."
+        False, "--debug", help=f"On an error, print the full traceback (or set {DEBUG_ENV}=1)."
     ),
 ) -> None:
     """MemFuse: multi-source long-term memory with provenance."""
-    global _debug
-    _debug = debug  # the command runs inside app(); main() reads this once it has failed
-
-
-DataDir = typer.Option(None, "--data-dir", help="Data directory (default: MEMFUSE_DATA_DIR or ./.memfuse).")
-Namespace = typer.Option(None, "--namespace", help="Store namespace inside the data dir.")
+    state.debug = debug  # the command runs inside app(); run() reads this once it has failed
 
 
 def _time(value: str | None) -> datetime | None:
@@ -67,9 +64,8 @@ def _open(data_dir: Path | None, namespace: str | None, *, writer: bool = False)
     from memfuse.api import MemFuse
     from memory.store import prepare_data_dir
 
-    global _data_dir_in_use
     settings = load_settings(data_dir=data_dir)
-    root = _data_dir_in_use = data_dir if data_dir is not None else settings.data_dir
+    root = state.data_dir = data_dir if data_dir is not None else settings.data_dir
     if not prepare_data_dir(root) and writer:
         raise ReadOnlyDataDirError(f"data dir {root}")
     return MemFuse.open(data_dir, namespace, settings=settings, writer=writer)
@@ -79,8 +75,12 @@ def _open(data_dir: Path | None, namespace: str | None, *, writer: bool = False)
 def ingest(
     file: Path = typer.Argument(..., help="JSONL of events, a MemFuseBench JSON or a LoCoMo JSON."),
     fmt: str = typer.Option("auto", "--format", help="auto | jsonl | memfusebench | locomo"),
-    mode: str = typer.Option("fused", "--mode", help="fused (through the fusion agent) | plain (events only)"),
-    scenario: str | None = typer.Option(None, "--scenario", help="Only this scenario of a benchmark file."),
+    mode: str = typer.Option(
+        "fused", "--mode", help="fused (through the fusion agent) | plain (events only)"
+    ),
+    scenario: str | None = typer.Option(
+        None, "--scenario", help="Only this scenario of a benchmark file."
+    ),
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
 ) -> None:
@@ -100,7 +100,8 @@ def ingest(
             f"({summary.added} new, {summary.unchanged} already stored; mode {summary.mode})"
         )
         if summary.mode == "fused":
-            out.print(f"fusion plans: {summary.plans_accepted} accepted, {summary.plans_rejected} rejected")
+            out.print(f"fusion plans: {summary.plans_accepted} accepted, "
+                      f"{summary.plans_rejected} rejected")
         if summary.drained:
             out.print(f"fused {summary.drained} events an interrupted ingest had left queued")
         out.print(stats_table(memory.stats(), str(memory.store.data_dir)))
@@ -108,7 +109,9 @@ def ingest(
 
 @app.command()
 def fuse(
-    pending: bool = typer.Option(False, "--pending", help="Fuse the queued (stored, unfused) events."),
+    pending: bool = typer.Option(
+        False, "--pending", help="Fuse the queued (stored, unfused) events."
+    ),
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
 ) -> None:
@@ -205,272 +208,68 @@ def stats(data_dir: Path | None = DataDir, namespace: str | None = Namespace) ->
         console().print(stats_table(memory.stats(), str(memory.store.data_dir)))
 
 
-@app.command()
-def synth(
-    scenarios: int = typer.Option(6, "--scenarios", min=1, help="Households (one week each)."),
-    seed: int = typer.Option(7, "--seed"),
-    out: Path = typer.Option(Path("data/memfusebench.json"), "--out"),
-    person_blind: bool = typer.Option(
-        False, "--person-blind",
-        help="Drop the people tags (characters) of events from devices that cannot know who "
-        "is there (motion, door, climate, lights, appliances...; see eval/person_blind.py).",
-    ),
-) -> None:
-    """Generate a MemFuseBench file procedurally (no LLM) and print its statistics."""
-    from eval.synth import synth_command
-
-    stats_ = synth_command(scenarios=scenarios, seed=seed, out=out, person_blind=person_blind)
-    console().print(stats_.render())
-    console().print(f"wrote {out}")
+def _command_name(command: typer.models.CommandInfo) -> str:
+    """The name Typer will give the command (its explicit name, else the function's)."""
+    if command.name:
+        return command.name
+    callback = command.callback
+    return (callback.__name__ if callback else "").lower().replace("_", "-")
 
 
-@app.command()
-def bench(
-    dataset: Path | None = typer.Option(
-        None, "--dataset", help="MemFuseBench or LoCoMo JSON (with --suite: one more source)."
-    ),
-    fmt: str | None = typer.Option(None, "--format", help="memfusebench | locomo (default: detect)."),
-    systems: str = typer.Option("naive_rag,bm25,hybrid,memfuse", "--systems"),
-    k: int = typer.Option(20, "-k", min=1),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Questions per scenario."),
-    out: Path = typer.Option(Path("bench-out"), "--out"),
-    suite: bool = typer.Option(
-        False, "--suite", help="Run several sources and report each system's worst gap to hybrid."
-    ),
-    seeds: str = typer.Option(
-        "7,11", "--seeds", help="Suite: generated benchmarks to run (seed 11 is never tuned on)."
-    ),
-    locomo: list[Path] = typer.Option(
-        [], "--locomo", help="Suite: a LoCoMo file to add as a source (repeatable)."
-    ),
-    dev_file: Path | None = typer.Option(
-        None, "--dev-file", help="Suite: dev household (default: ../shared/dev/household_dev.json)."
-    ),
-    person_blind: bool = typer.Option(
-        False, "--person-blind", help="Suite: add seed 7 with person-blind devices' tags removed."
-    ),
-    scenarios: int = typer.Option(
-        6, "--scenarios", min=1, help="Suite: households per generated benchmark."
-    ),
-    bench_dir: Path = typer.Option(
-        Path("data"), "--bench-dir", help="Suite: where generated benchmarks are cached."
-    ),
-    data_dir: Path | None = DataDir,
-) -> None:
-    """Compare systems on a benchmark; writes results.json, report.md and a chart.
-
-    With --suite: each source into <out>/<source>/, then <out>/suite.md and suite.json.
-    """
-    names = [s.strip() for s in systems.split(",") if s.strip()]
-    settings = load_settings(data_dir=data_dir)
-    if suite:
-        _bench_suite(
-            names, seeds, locomo, dataset, dev_file, person_blind, scenarios, k, limit, out,
-            data_dir, bench_dir, settings,
-        )  # fmt: skip
-        return
-    if dataset is None:
-        raise MemFuseError("--dataset is required (or run several sources with --suite)")
-    from eval.bench import run_bench
-    from eval.report import render_console_table
-
-    results = run_bench(
-        dataset, format=fmt, systems=names, k=k, limit=limit, out_dir=out,
-        data_dir=data_dir or (out / "stores"), settings=settings, progress=True,
-    )
-    console().print(render_console_table(results))
-    console().print(f"wrote {out / 'results.json'}, {out / 'report.md'}, {out / 'recall_by_category.png'}")
+def _warn(message: str) -> None:
+    print(f"memfuse: warning: {' '.join(message.split())}", file=sys.stderr)
 
 
-def _seeds(text: str) -> list[int]:
+def _load_plugin(entry: EntryPoint) -> typer.Typer | None:
+    """The plugin's app; None, silently, when its package is not installed (the entry point
+    outlived it), with a warning when it is there but broken, so `memfuse` still runs."""
     try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise MemFuseError(f"--seeds: expected comma-separated integers, got {text!r}") from None
+        plugin = entry.load()
+    except ModuleNotFoundError as exc:
+        if exc.name and (entry.module == exc.name or entry.module.startswith(exc.name + ".")):
+            return None
+        _warn(f"plugin {entry.name!r} ({entry.value}) not loaded: {exc}")
+        return None
+    except Exception as exc:  # noqa: BLE001 — a broken plugin must not take `memfuse` down
+        _warn(f"plugin {entry.name!r} ({entry.value}) not loaded: {type(exc).__name__}: {exc}")
+        return None
+    if not isinstance(plugin, typer.Typer):
+        _warn(f"plugin {entry.name!r} ({entry.value}) is a {type(plugin).__name__}, "
+              "not a Typer app")
+        return None
+    return plugin
 
 
-def _bench_suite(
-    names: list[str], seeds: str, locomo: list[Path], dataset: Path | None,
-    dev_file: Path | None, person_blind: bool, scenarios: int, k: int, limit: int | None,
-    out: Path, data_dir: Path | None, bench_dir: Path, settings: MemFuseSettings,
-) -> None:  # fmt: skip
-    """`bench --suite`: options into a SuiteRequest; the suite itself lives in eval.suite."""
-    from eval.report import render_suite_table
-    from eval.suite import DEV_FILE, SuiteRequest, run_suite
+def load_plugins(target: typer.Typer, plugins: list[EntryPoint] | None = None) -> list[str]:
+    """Merge the commands of every `memfuse.commands` plugin into `target`; the names added.
 
-    request = SuiteRequest(
-        systems=names, seeds=_seeds(seeds), locomo=locomo,
-        datasets=[dataset] if dataset is not None else [],
-        dev_file=dev_file or DEV_FILE, person_blind=person_blind, scenarios=scenarios,
-        k=k, limit=limit, out_dir=out, data_dir=data_dir or (out / "stores"), bench_dir=bench_dir,
-    )  # fmt: skip
-    result = run_suite(request, settings=settings, progress=True)
-    out_console = console()
-    out_console.print(render_suite_table(result.summary))
-    for system, line in result.summary["verdicts"].items():
-        out_console.print(f"{system}: {line}")
-    out_console.print(f"wrote {result.markdown_path} and {result.json_path}")
-
-
-@app.command("bench-perf")
-def bench_perf(
-    events: int = typer.Option(10_000, "--events", min=100),
-    queries: int = typer.Option(200, "--queries", min=10),
-    mode: str = typer.Option("plain", "--mode", help="plain | fused"),
-    data_dir: Path | None = DataDir,
-) -> None:
-    """Ingest events/s and search p50/p95 latency on synthetic events."""
-    from eval.perf import run_perf
-
-    report = run_perf(n_events=events, n_queries=queries, mode=mode, data_dir=data_dir)
-    console().print(report.render())
-
-
-@app.command()
-def optimize(
-    target: str = typer.Option(..., "--target", help="planner | judge | fusion"),
-    optimizer: str = typer.Option(..., "--optimizer", help="bootstrap | mipro | gepa | grid"),
-    dataset: Path = typer.Option(
-        ..., "--dataset", help="MemFuseBench JSON (LoCoMo: planner/judge only)."
-    ),
-    train_scenarios: str | None = typer.Option(
-        None, "--train-scenarios", help="Scenario ids, e.g. S1,S2 (default: the first 4)."
-    ),
-    dev_scenarios: str | None = typer.Option(
-        None, "--dev-scenarios", help="Scenario ids (default: the last 2)."
-    ),
-    out: Path | None = typer.Option(
-        None, "--out", help="Result file (default: programs/<standard name>.json)."
-    ),
-    k: int = typer.Option(20, "-k", min=1, help="Context size the evidence recall is measured at."),
-    limit: int | None = typer.Option(
-        None, "--limit", min=1, help="Questions (fusion: episode slices) per scenario."
-    ),
-    max_demos: int = typer.Option(4, "--max-demos", min=0, help="Bootstrapped demos/predictor."),
-    auto: str = typer.Option("light", "--auto", help="mipro/gepa budget: light | medium | heavy."),
-    num_candidates: int | None = typer.Option(
-        None, "--num-candidates", min=1, help="mipro candidates (with --num-trials)."
-    ),
-    num_trials: int | None = typer.Option(
-        None, "--num-trials", min=1, help="mipro trials (with --num-candidates)."
-    ),
-    max_metric_calls: int | None = typer.Option(
-        None, "--max-metric-calls", min=1, help="gepa budget instead of --auto."
-    ),
-    data_dir: Path | None = DataDir,
-) -> None:
-    """Tune a decision on the benchmark (train/dev split by scenario); save it with a manifest."""
-    from eval.optimize import DSPyOptions, OptimizeRequest
-    from eval.optimize import optimize as run
-    from eval.optimize.report import score_table
-
-    if auto not in ("light", "medium", "heavy"):
-        raise MemFuseError(f"--auto: expected light, medium or heavy, got {auto!r}")
-    request = OptimizeRequest(
-        target=target, optimizer=optimizer, dataset=dataset,  # type: ignore[arg-type]
-        train_scenarios=train_scenarios, dev_scenarios=dev_scenarios, out=out, k=k, limit=limit,
-        data_dir=(data_dir / "optimize-stores") if data_dir else None,
-        dspy=DSPyOptions(
-            max_demos=max_demos, auto=auto,  # type: ignore[arg-type]
-            num_candidates=num_candidates, num_trials=num_trials,
-            max_metric_calls=max_metric_calls,
-        ),
-        settings=load_settings(data_dir=data_dir),
-    )
-    result = run(request)
-    out_console = console()
-    out_console.print(score_table(result.manifest))
-    if result.grid is not None:
-        verdict = "beats" if result.manifest["beats_defaults"] else "does not beat"
-        out_console.print(f"best point: {result.manifest['best_label']} — {verdict} the shipped "
-                          "defaults (train better, dev not worse)")
-    out_console.print(f"wrote {result.program_path} and {result.manifest_path}")
-
-
-@app.command("show-question")
-def show_question(
-    dataset: Path = typer.Option(..., "--dataset"),
-    index: int = typer.Option(0, "--index", min=0, help="Question number in the first scenario."),
-    system: str = typer.Option("memfuse", "--system"),
-    data_dir: Path | None = DataDir,
-) -> None:
-    """One benchmark question: gold answer, retrieved context with provenance, gold evidence marked ✓."""
-    from eval.showcase import show_question as run
-
-    run(dataset, index=index, system=system, data_dir=data_dir, out=console())
-
-
-def _click_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
-    """(usage/click errors, aborts) of click itself and of the copy typer ships inside it
-    (`typer._click`, typer >= 0.16): typer raises the latter, which `click.*` never catches."""
-    errors: list[type[BaseException]] = [click.exceptions.ClickException]
-    aborts: list[type[BaseException]] = [click.exceptions.Abort, typer.Abort]
-    try:
-        from typer._click import exceptions as vendored  # private, so looked up defensively
-    except ImportError:
-        pass
-    else:
-        errors.append(vendored.ClickException)
-    return tuple(errors), tuple(aborts)
-
-
-def error_message(exc: BaseException) -> str:
-    """The one line a failed command prints after `memfuse: error: `.
-
-    MemFuse's own errors already say what and where; low-level ones that got this far
-    (a full disk during a Chroma flush, a file the store could not name) are mapped by
-    `storage_fault`; anything else is named by its type, with the way to see more.
+    Built-in commands win a name clash (a plugin cannot redefine `ingest`). Safe to call
+    again in the same process: a command already merged is recognised and skipped.
     """
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        message = f"{where}: {first['msg']}"
-    elif isinstance(exc, MemFuseError):
-        message = str(exc)
-    elif isinstance(exc, json.JSONDecodeError):
-        message = f"invalid JSON: {exc}"
-    elif isinstance(exc, UnicodeDecodeError):
-        message = f"not valid UTF-8 text ({exc.reason} at byte {exc.start})"
-    elif (fault := storage_fault(exc, _data_dir_in_use)) is not None:
-        message = str(fault)
-    elif isinstance(exc, OSError) and exc.strerror:  # a refused connection, a timeout…
-        message = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    else:
-        message = f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)"
-    return " ".join(message.split())  # one line, whatever the message held
-
-
-def _debugging() -> bool:
-    return _debug or os.environ.get(_DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    if plugins is None:
+        plugins = sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name)
+    taken = {_command_name(c): c for c in target.registered_commands}
+    added: list[str] = []
+    for entry in plugins:
+        plugin = _load_plugin(entry)
+        for command in plugin.registered_commands if plugin is not None else []:
+            name = _command_name(command)
+            if taken.get(name) is command:
+                continue  # merged by an earlier call
+            if name in taken:
+                _warn(f"plugin {entry.name!r}: command {name!r} already exists; ignored")
+                continue
+            target.registered_commands.append(command)
+            taken[name] = command
+            added.append(name)
+    return added
 
 
 def main() -> None:
-    """Entry point: one `memfuse: error: …` line; exit 2 for usage errors (click's code), 1 for
-    bad input, a rejected operation or a data-dir fault (with --debug: the traceback first),
-    130 when interrupted."""
-    global _debug, _data_dir_in_use
-    _debug, _data_dir_in_use = False, None  # main() may run more than once in one process
-    click_errors, aborts = _click_errors()
-    try:
-        app(standalone_mode=False)
-    except aborts:
-        console().print("interrupted", style="red")
-        sys.exit(130)
-    except click_errors as exc:
-        message = str(exc.format_message())  # type: ignore[attr-defined]
-        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `memfuse`: the help is the message
-            print(message, file=sys.stderr)
-        else:
-            print(f"memfuse: error: {' '.join(message.split())}", file=sys.stderr)
-        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 — every failure ends as one line (or --debug)
-        if _debugging():
-            traceback.print_exception(exc, file=sys.stderr)
-        print(f"memfuse: error: {error_message(exc)}", file=sys.stderr)
-        sys.exit(1)
+    """Entry point: the built-in commands plus the plugins', under `cli_common.run`'s error
+    contract (one `memfuse: error: …` line; exit 2 usage, 1 failure, 130 interrupted)."""
+    load_plugins(app)
+    run(app)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Reading user input files into validated events, before anything is written.
 
 Three formats: JSONL (one event object per line), a MemFuseBench JSON (its events),
-and a LoCoMo JSON (its dialogue turns). The format is detected from the content.
+and a LoCoMo JSON (its dialogue turns). The format is detected from the content. The two
+benchmark formats are read by `memory.formats`, the same readers the benchmark uses, so a
+file that benchmarks is a file that ingests.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memory.errors import InputFormatError, MemFuseError
+from memory.formats.loader import load_dataset
 from memory.models import Event, parse_events
 
 InputFormat = Literal["auto", "jsonl", "memfusebench", "locomo"]
@@ -38,7 +41,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise InputFormatError(f"{path}: line {line_no}: invalid JSON ({exc.msg})") from None
+                raise InputFormatError(
+                    f"{path}: line {line_no}: invalid JSON ({exc.msg})"
+                ) from None
     return records
 
 
@@ -85,9 +90,6 @@ def read_events(path: Path, fmt: InputFormat = "auto", scenario: str | None = No
         if not isinstance(data, list):
             raise InputFormatError(f"{path}: expected a JSON array of events")
         return parse_events(data)
-    # Benchmark formats live in eval/; imported lazily so the library does not depend on them.
-    from eval.bench_data import load_dataset
-
     dataset = load_dataset(path, format=kind)
     scenarios = dataset.scenarios
     if scenario is not None:

@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 from rich.console import Console
 
-from eval.bench_data import BenchDataset, load_dataset
 from eval.optimize.dspy_opt import DSPY_OPTIMIZERS, DSPyOptions, compile_student, evaluate_program
 from eval.optimize.examples import fusion_examples, question_examples, scenarios_by_id
 from eval.optimize.grid import (
@@ -50,6 +49,8 @@ from eval.optimize.students import FusionStudent, RetrievalStudent
 from graphs.retrieval.run import ControllerOptions
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.errors import ConfigurationError
+from memory.formats.loader import load_dataset
+from memory.formats.models import BenchDataset
 from signatures.lm import lm_from_settings
 from signatures.programs import (
     POLICY_FILES,
@@ -211,7 +212,7 @@ def _require_labels(dataset: BenchDataset) -> None:
 
 def _labelled_bench(path: Path, dataset: BenchDataset) -> Any:
     _require_labels(dataset)
-    from eval.dataset import load
+    from memory.formats.memfusebench_io import load
 
     return load(path)
 

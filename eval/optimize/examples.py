@@ -17,10 +17,10 @@ from datetime import timedelta
 
 import dspy
 
-from eval.bench_data import BenchDataset, BenchQuestion, BenchScenario
-from eval.dataset import MemFuseBench
-from eval.dataset import Scenario as FileScenario
 from memory.errors import ConfigurationError
+from memory.formats.memfusebench import MemFuseBench
+from memory.formats.memfusebench import Scenario as FileScenario
+from memory.formats.models import BenchDataset, BenchQuestion, BenchScenario
 from memory.models import Event
 
 QUESTION_INPUTS = ("scenario_id", "question", "question_time", "requester")

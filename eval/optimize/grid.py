@@ -21,7 +21,6 @@ from typing import Any
 from rich.console import Console
 
 from eval.bench import StoreCache
-from eval.bench_data import BenchScenario
 from eval.fusion_metrics import fusion_stats
 from eval.metrics import evidence_recall, mean
 from eval.optimize.dspy_opt import evaluate_program
@@ -31,6 +30,7 @@ from eval.optimize.stores import ScenarioStores, fused_mode
 from eval.optimize.students import RetrievalStudent
 from graphs.retrieval.run import ControllerOptions, retrieve
 from memory.errors import ConfigurationError
+from memory.formats.models import BenchScenario
 from signatures.programs import FusionPolicy, PlannerPolicy, using_policies
 
 MAX_POINTS = 12

@@ -79,10 +79,6 @@ def write_manifest(program: str | Path, manifest: dict[str, Any]) -> Path:
     return path
 
 
-def read_manifest(program: str | Path) -> dict[str, Any]:
-    return json.loads(manifest_path(program).read_text(encoding="utf-8"))
-
-
 def base_manifest(
     *,
     target: str,

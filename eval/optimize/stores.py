@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Self
 
 from eval.bench import StoreCache
-from eval.bench_data import BenchDataset, BenchScenario
 from eval.systems import IngestMode, IngestReport
 from memfuse.settings import MemFuseSettings
+from memory.formats.models import BenchDataset, BenchScenario
 from memory.models import Event
 from signatures.programs import FusionPolicy, using_policies
 

@@ -20,7 +20,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from eval.dataset import VERSION, MemFuseBench, Scenario, dump, load, to_json, validate
 from eval.person_blind import strip_person_blind_counted
 from eval.synth.adversarial import finalize_ids, inject
 from eval.synth.assemble import to_scenario
@@ -35,6 +34,8 @@ from eval.synth.routine import incidental_noise, periodic_readings, simulate_rou
 from eval.synth.scenario import build_scenario
 from eval.synth.stats import SynthStats, stats
 from eval.synth.streams import check_stream, merge_streams, project_storyline
+from memory.formats.memfusebench import VERSION, MemFuseBench, Scenario
+from memory.formats.memfusebench_io import dump, load, to_json, validate
 
 __all__ = [
     "SynthStats",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from eval.dataset import BenchEvent, ChecklistItem, Episode, Question, Scenario
 from eval.synth.personas import Household
 from eval.synth.world import EpisodePlan, Obs
 from eval.synth.world import Question as Draft
+from memory.formats.memfusebench import BenchEvent, ChecklistItem, Episode, Question, Scenario
 
 
 def background_id(scenario_id: str, obs: Obs) -> str:

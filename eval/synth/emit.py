@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from eval.dataset import DEVICE_CAPABILITIES
 from eval.synth.errors import SynthesisError
 from eval.synth.personas import Household
 from eval.synth.phrasing import render
 from eval.synth.timewords import WEEK_END, at
 from eval.synth.world import Obs
+from memory.formats.memfusebench import DEVICE_CAPABILITIES
 
 MOBILE = ("smartwatch", "kids_smartwatch", "smartphone")
 

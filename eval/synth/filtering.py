@@ -15,8 +15,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from eval.dataset import CATEGORIES
 from eval.synth.world import Obs, Question
+from memory.formats.memfusebench import CATEGORIES
 
 STOPWORDS = frozenset(
     [

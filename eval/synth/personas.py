@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from eval.dataset import DEVICE_CAPABILITIES, Character, Device, Persona, Routine
 from eval.synth.errors import SynthesisError
+from memory.formats.memfusebench import DEVICE_CAPABILITIES, Character, Device, Persona, Routine
 
 HOUSEHOLD_TYPES: tuple[str, ...] = (
     "young_family",
@@ -264,10 +264,6 @@ class Household:
             if d.owner == "shared" and d.device_type == device_type:
                 return d.device_id
         return None
-
-    def owner_of(self, device_id: str) -> str | None:
-        owner = self.device(device_id).owner
-        return None if owner == "shared" else owner
 
     def drivers(self) -> list[Person]:
         return [p for p in self.people if self.car(p.name)]

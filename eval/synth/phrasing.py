@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from eval.dataset import Device
 from eval.synth.timewords import clock
+from memory.formats.memfusebench import Device
 
 LABELS: dict[str, list[str]] = {
     "smartwatch": [
@@ -651,7 +651,3 @@ def hours_minutes(minutes: int) -> str:
     """Canonical duration used in reference answers."""
     h, m = divmod(minutes, 60)
     return f"{h} h {m:02d} min" if h else f"{m} min"
-
-
-def thousands(n: int) -> str:
-    return f"{n:,}"

@@ -14,13 +14,13 @@ import re
 from collections import defaultdict
 from datetime import datetime, timedelta
 
-from eval.dataset import CATEGORIES
 from eval.synth.episodes import WorldState
 from eval.synth.errors import SynthesisError
 from eval.synth.personas import Household
 from eval.synth.phrasing import hours_minutes, polish
 from eval.synth.timewords import DAYS, day_label, on_day, over_week, when
 from eval.synth.world import CheckDraft, Obs, Question, QuestionDraft, StoryEvent, View
+from memory.formats.memfusebench import CATEGORIES
 
 PLACEHOLDER = re.compile(r"\{(when|day):(\w+)\}|\{week\}")
 

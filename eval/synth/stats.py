@@ -7,8 +7,8 @@ from statistics import mean
 
 from pydantic import BaseModel, Field
 
-from eval.dataset import CATEGORIES, MemFuseBench
 from eval.synth.tokens import counter
+from memory.formats.memfusebench import CATEGORIES, MemFuseBench
 
 
 class SynthStats(BaseModel):

@@ -12,13 +12,13 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from eval.dataset import DEVICE_CAPABILITIES
 from eval.synth.emit import RICHNESS, has_anchors, location_for
 from eval.synth.errors import SynthesisError
 from eval.synth.personas import Household
 from eval.synth.phrasing import render
 from eval.synth.timewords import WEEK_END, at
 from eval.synth.world import EpisodePlan, Obs
+from memory.formats.memfusebench import DEVICE_CAPABILITIES
 
 KEEP_ALWAYS = ("storyline", "conflict")
 PERIODIC_GUARD = timedelta(minutes=45)

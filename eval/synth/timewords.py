@@ -21,11 +21,6 @@ def at(day: int, hour: int, minute: int = 0) -> datetime:
     return datetime.combine(DAYS[0], time(0, 0)) + timedelta(days=day, hours=hour, minutes=minute)
 
 
-def day_index(ts: datetime | date) -> int:
-    d = ts.date() if isinstance(ts, datetime) else ts
-    return (d - WEEK_START).days
-
-
 def is_weekend(day: int) -> bool:
     return day % 7 >= 5
 
@@ -36,11 +31,6 @@ def weekday(ts: datetime | date) -> str:
 
 def clock(ts: datetime) -> str:
     return ts.strftime("%H:%M")
-
-
-def clock12(ts: datetime) -> str:
-    hour = ts.hour % 12 or 12
-    return f"{hour}:{ts.minute:02d} {'am' if ts.hour < 12 else 'pm'}"
 
 
 def day_label(d: date | datetime) -> str:

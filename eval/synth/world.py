@@ -4,7 +4,7 @@ Stage 2 writes `StoryEvent`s with the `View`s each device could have of them (th
 latent ground truth); stage 3 renders views and background activity into `Obs`; stage 4
 turns `QuestionDraft`s, whose checklist points at views or observations, into concrete
 questions. Nothing here is written to the file as is: `eval.synth.assemble` converts
-the final observations and questions into `eval.dataset` models.
+the final observations and questions into `memory.formats.memfusebench` models.
 """
 
 from __future__ import annotations

@@ -12,11 +12,11 @@ import pytest
 
 from eval import systems as systems_module
 from eval.bench import run_bench
-from eval.bench_data import load_dataset
 from eval.metrics import count_tokens
 from eval.systems import IngestMode, plain_ingest
 from graphs.llm import RetryPolicy
 from memfuse.settings import MemFuseSettings
+from memory.formats.loader import load_dataset
 from tests.fake_openai import start_fake_openai
 
 LOCOMO = Path(__file__).parent / "fixtures" / "locomo_small.json"
@@ -291,7 +291,7 @@ def test_unscorable_question_withholds_the_aggregate(tmp_path):
     assert record["unscorable"] is True and "malformed verdict" in record["error"]
 
 
-def test_system_registry_and_helpers():
+def test_system_registry_and_helpers(monkeypatch):
     from datetime import datetime
 
     from eval.systems import SYSTEMS, ranked_event_ids, resolve_systems
@@ -303,10 +303,12 @@ def test_system_registry_and_helpers():
     assert set(SYSTEMS) >= {"naive_rag", "bm25", "hybrid", "memfuse", "long_context"}
     with pytest.raises(ConfigurationError, match="unknown system 'nope'"):
         resolve_systems(["bm25", "nope"])
-    if "fused" not in systems_module.INGESTORS:
-        with pytest.raises(ConfigurationError, match="needs ingest mode 'fused'"):
-            resolve_systems(["memfuse"])
-        assert "memfuse" not in [s.name for s in resolve_systems(None)]
+    assert "memfuse" in [s.name for s in resolve_systems(None)]
+    monkeypatch.delitem(systems_module.INGESTORS, "fused")  # as if the mode were not registered
+    with pytest.raises(ConfigurationError, match="needs ingest mode 'fused'"):
+        resolve_systems(["memfuse"])
+    assert "memfuse" not in [s.name for s in resolve_systems(None)]
+    monkeypatch.undo()
 
     recipe = HYBRID_RRF.sized(7)
     assert recipe.top_k == 7 and recipe.context.entries == 7 and recipe.name == "hybrid"

@@ -9,17 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.dataset import (
-    CATEGORIES,
-    DEVICE_CAPABILITIES,
-    DatasetError,
-    MemFuseBench,
-    dump,
-    load,
-    parse,
-    to_json,
-)
 from memory.errors import MemFuseError
+from memory.formats.memfusebench import CATEGORIES, DEVICE_CAPABILITIES, DatasetError, MemFuseBench
+from memory.formats.memfusebench_io import dump, load, parse, to_json
 from memory.models import Modality, SourceKind
 
 
@@ -442,7 +434,7 @@ def test_rejects_missing_required_question_field(tmp_path):
 def test_validate_applies_to_models_built_in_memory():
     bench = parse(tiny())
     bench.scenario_data[0].questions[0].evidence_event_ids.append("ghost")
-    from eval.dataset import validate
+    from memory.formats.memfusebench_io import validate
 
     with pytest.raises(DatasetError, match="'ghost'"):
         validate(bench)

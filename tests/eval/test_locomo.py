@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.bench_data import load_dataset
-from eval.locomo import parse_session_time, split_evidence
 from memory.errors import InputFormatError
+from memory.formats.loader import load_dataset
+from memory.formats.locomo import parse_session_time, split_evidence
 from memory.models import Modality
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_small.json"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from eval.bench_data import ChecklistItem
 from eval.metrics import (
     QuestionMeasure,
     aggregate,
@@ -15,6 +14,7 @@ from eval.metrics import (
     full_evidence,
     percentile,
 )
+from memory.formats.models import ChecklistItem
 
 
 def test_evidence_recall_and_full_rate():

@@ -14,8 +14,6 @@ from typing import Any
 import dspy
 import pytest
 
-from eval.bench_data import load_dataset
-from eval.dataset import dump, validate
 from eval.optimize import DSPyOptions, OptimizeRequest, optimize
 from eval.optimize.examples import QUESTION_INPUTS, question_examples
 from eval.optimize.grid import PLANNER_AXES, combined_point, sweep_points
@@ -26,6 +24,8 @@ from eval.synth import generate
 from graphs.retrieval.run import ControllerOptions, retrieve
 from memfuse.settings import MemFuseSettings
 from memory.errors import ConfigurationError
+from memory.formats.loader import load_dataset
+from memory.formats.memfusebench_io import dump, validate
 from memory.store import MemoryStore
 from signatures import programs
 from signatures.programs import load_policy, load_program, target_version
@@ -395,8 +395,8 @@ def test_cli_reports_a_bad_request_in_one_line(
 def test_a_limit_spreads_the_questions_over_the_categories() -> None:
     from datetime import datetime
 
-    from eval.bench_data import BenchQuestion
     from eval.optimize.examples import spread_questions
+    from memory.formats.models import BenchQuestion
 
     def q(qid: str, category: str, gold: list[str] | None = None) -> BenchQuestion:
         return BenchQuestion(question_id=qid, category=category, question="?", answer="a",

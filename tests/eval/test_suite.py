@@ -9,7 +9,6 @@ import pytest
 from typer.testing import CliRunner
 
 from eval import suite as suite_module
-from eval.dataset import load
 from eval.report import suite_markdown
 from eval.suite import (
     DEFAULT_SCENARIOS,
@@ -22,6 +21,7 @@ from eval.suite import (
     with_reference,
 )
 from memfuse.settings import MemFuseSettings
+from memory.formats.memfusebench_io import load
 from tests.eval.test_bench import LOCOMO, BagOfWordsEmbedder, write_tiny_bench
 
 
@@ -157,7 +157,7 @@ def test_with_reference_adds_hybrid_once():
 
 
 def test_cli_suite_parses_options_into_a_request(tmp_path, monkeypatch):
-    from memfuse.cli import app
+    from eval.cli import app
 
     seen: list[SuiteRequest] = []
 

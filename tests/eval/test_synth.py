@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from eval import synth
-from eval.dataset import CATEGORIES, DEVICE_CAPABILITIES, load, to_json
 from eval.synth import SynthesisError, generate, stats, synth_command
 from eval.synth.adversarial import finalize_ids
 from eval.synth.episodes import WorldState
@@ -25,6 +24,8 @@ from eval.synth.scenario import build_scenario, check_scenario
 from eval.synth.streams import check_stream
 from eval.synth.timewords import at, when
 from eval.synth.world import Obs, Question, StoryEvent, View
+from memory.formats.memfusebench import CATEGORIES, DEVICE_CAPABILITIES
+from memory.formats.memfusebench_io import load, to_json
 
 
 @pytest.fixture(scope="module")
@@ -393,8 +394,8 @@ def test_views_must_come_from_distinct_devices():
     ],
 )
 def test_person_blind_table(device_type, modality, blind):
-    from eval.dataset import Device
     from eval.person_blind import is_person_blind
+    from memory.formats.memfusebench import Device
 
     device = Device(device_id="d", device_type=device_type, modality=modality)
     assert is_person_blind(device) is blind

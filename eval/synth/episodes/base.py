@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from eval.dataset import DEVICE_CAPABILITIES, Device
 from eval.synth.errors import SynthesisError
 from eval.synth.personas import Household, Person
 from eval.synth.phrasing import LABELS, place_words
 from eval.synth.timewords import WEEK_END, at
 from eval.synth.world import CheckDraft, EpisodePlan, QuestionDraft, StoryEvent, View
+from memory.formats.memfusebench import DEVICE_CAPABILITIES, Device
 
 RefLike = View | StoryEvent | None
 

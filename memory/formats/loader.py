@@ -1,9 +1,8 @@
-"""The format-neutral view of a benchmark that the harness runs on.
+"""One entry point for reading a benchmark file in either supported format.
 
-MemFuseBench and LoCoMo differ in layout, ids and categories; the harness only
-needs events, questions with gold evidence ids, and (when the format has them)
-checklists. Each loader maps its file onto these models once, so metrics, systems
-and reports never look at a source format.
+`load_dataset` is what `memfuse ingest` and the benchmark harness both call: it detects
+the format from the content (refusing to guess), hashes the bytes (the harness's ingest
+cache key) and hands the decoded JSON to the format's reader.
 """
 
 from __future__ import annotations
@@ -12,77 +11,21 @@ import hashlib
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from memory.errors import InputFormatError
-from memory.models import Event, parse_timestamp
-
-DatasetFormat = Literal["memfusebench", "locomo"]
-FORMATS: tuple[str, ...] = ("memfusebench", "locomo")
-
-
-class ChecklistItem(BaseModel):
-    """One key point a complete answer must cover, with the events that support it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    item: str = Field(description="The key point, in words.")
-    evidence_ids: list[str] = Field(default_factory=list, description="Events supporting it.")
-
-
-class BenchQuestion(BaseModel):
-    """A question as the harness sees it: text, reference, gold evidence and asking context."""
-
-    model_config = ConfigDict(frozen=True)
-
-    question_id: str
-    category: str = Field(description="Diagnostic category; reports break metrics down by it.")
-    question: str
-    answer: str = Field(description="Reference answer (stringified when the source has a number).")
-    evidence_ids: list[str] = Field(default_factory=list, description="Gold evidence event ids.")
-    checklist: list[ChecklistItem] | None = Field(
-        default=None, description="Answer checklist; None when the format has none (LoCoMo)."
-    )
-    user: str | None = Field(default=None, description="Who asks; None when unknown.")
-    time: datetime = Field(description="When it is asked; events after it are not yet known.")
-    device: str | None = Field(default=None, description="Device the question is asked on.")
-
-
-class BenchScenario(BaseModel):
-    """One independent memory: its event stream and the questions asked of it."""
-
-    scenario_id: str
-    events: list[Event]
-    questions: list[BenchQuestion]
-    labelled_events: list[Event] = Field(
-        default_factory=list,
-        description="The same events WITH the generator's labels (source, episode, storyline "
-        "event), for diagnostics such as fusion purity only; never what a system ingests.",
-    )
-
-
-class BenchDataset(BaseModel):
-    """A loaded benchmark file, identified by the hash of its bytes (the ingest cache key)."""
-
-    name: str = Field(description="File stem, used in reports.")
-    format: DatasetFormat
-    content_hash: str = Field(description="sha256 of the file bytes.")
-    scenarios: list[BenchScenario]
-    apart_categories: list[str] = Field(
-        default_factory=list,
-        description="Categories reported apart and left out of Overall (LoCoMo adversarial).",
-    )
-    notes: list[str] = Field(
-        default_factory=list, description="Load-time warnings worth reporting."
-    )
-
-    def n_questions(self) -> int:
-        return sum(len(s.questions) for s in self.scenarios)
-
-    def n_events(self) -> int:
-        return sum(len(s.events) for s in self.scenarios)
+from memory.formats.locomo import locomo_from_raw
+from memory.formats.memfusebench import Question
+from memory.formats.memfusebench_io import parse
+from memory.formats.models import (
+    FORMATS,
+    BenchDataset,
+    BenchQuestion,
+    BenchScenario,
+    ChecklistItem,
+    DatasetFormat,
+)
+from memory.models import parse_timestamp
 
 
 def detect_format(raw: Any) -> DatasetFormat:
@@ -123,8 +66,6 @@ def load_dataset(path: str | Path, format: DatasetFormat | None = None) -> Bench
         raise InputFormatError(f"dataset {str(path)!r} is not valid JSON: {exc}") from None
     fmt = format or detect_format(raw)
     if fmt == "locomo":
-        from eval.locomo import locomo_from_raw
-
         scenarios, apart, notes = locomo_from_raw(raw)
     else:
         scenarios, apart, notes = _memfusebench_scenarios(raw, path.name), [], []
@@ -139,13 +80,11 @@ def load_dataset(path: str | Path, format: DatasetFormat | None = None) -> Bench
 
 
 def _memfusebench_scenarios(raw: Any, origin: str) -> list[BenchScenario]:
-    """Map MemFuseBench scenarios (validated by eval.dataset) onto the neutral view.
+    """Map MemFuseBench scenarios (validated by `memfusebench_io.parse`) onto the neutral view.
 
     Events are taken without the generator's labels (source kind, episode, distractor
     target): those reveal answers and a fair system under test never sees them.
     """
-    from eval.dataset import parse
-
     bench = parse(raw, origin=origin)
     scenarios = []
     for scenario in bench.scenario_data:
@@ -163,7 +102,7 @@ def _memfusebench_scenarios(raw: Any, origin: str) -> list[BenchScenario]:
     return scenarios
 
 
-def _memfusebench_question(q: Any, stream_end: datetime | None) -> BenchQuestion:
+def _memfusebench_question(q: Question, stream_end: datetime | None) -> BenchQuestion:
     """A question without `question_time` is asked at the end of the stream (all events known)."""
     when = q.question_time or stream_end
     if when is None:

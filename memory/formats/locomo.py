@@ -1,4 +1,4 @@
-"""LoCoMo (`locomo10.json`) as a benchmark: each dialogue turn becomes one chat event.
+"""LoCoMo (`locomo10.json`) read as a benchmark: each dialogue turn becomes one chat event.
 
 LoCoMo is single-source (two people chatting), so it tests the retrieval engine on a
 public benchmark rather than multi-source fusion. The real file has quirks that are
@@ -14,8 +14,8 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from eval.bench_data import BenchQuestion, BenchScenario
 from memory.errors import InputFormatError
+from memory.formats.models import BenchQuestion, BenchScenario
 from memory.models import Event, Modality, SourceKind
 
 CATEGORIES: dict[int, str] = {

@@ -1,0 +1,226 @@
+"""The benchmark's commands, mounted into `memfuse` as a plugin.
+
+`memfuse` may not import `eval` (the public package never drags in the benchmark), so
+these commands are declared in pyproject.toml under the `memfuse.commands` entry-point
+group and `memfuse.cli` merges them in at startup: `memfuse bench …` works as if built in.
+Options and the error contract come from `memfuse.cli_common` (eval may import memfuse),
+so a failing `memfuse bench` reads exactly like a failing `memfuse ingest`. Heavy imports
+stay inside the commands: loading this plugin costs every `memfuse` call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from memfuse.cli_common import DataDir
+from memfuse.render import console
+from memfuse.settings import MemFuseSettings, load_settings
+from memory.errors import MemFuseError
+
+app = typer.Typer(
+    add_completion=False,
+    help="MemFuseBench and LoCoMo: generate, benchmark, tune, inspect.",
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command()
+def synth(
+    scenarios: int = typer.Option(6, "--scenarios", min=1, help="Households (one week each)."),
+    seed: int = typer.Option(7, "--seed"),
+    out: Path = typer.Option(Path("data/memfusebench.json"), "--out"),
+    person_blind: bool = typer.Option(
+        False, "--person-blind",
+        help="Drop the people tags (characters) of events from devices that cannot know who "
+        "is there (motion, door, climate, lights, appliances...; see eval/person_blind.py).",
+    ),
+) -> None:
+    """Generate a MemFuseBench file procedurally (no LLM) and print its statistics."""
+    from eval.synth import synth_command
+
+    stats_ = synth_command(scenarios=scenarios, seed=seed, out=out, person_blind=person_blind)
+    console().print(stats_.render())
+    console().print(f"wrote {out}")
+
+
+@app.command()
+def bench(
+    dataset: Path | None = typer.Option(
+        None, "--dataset", help="MemFuseBench or LoCoMo JSON (with --suite: one more source)."
+    ),
+    fmt: str | None = typer.Option(
+        None, "--format", help="memfusebench | locomo (default: detect)."
+    ),
+    systems: str = typer.Option("naive_rag,bm25,hybrid,memfuse", "--systems"),
+    k: int = typer.Option(20, "-k", min=1),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Questions per scenario."),
+    out: Path = typer.Option(Path("bench-out"), "--out"),
+    suite: bool = typer.Option(
+        False, "--suite", help="Run several sources and report each system's worst gap to hybrid."
+    ),
+    seeds: str = typer.Option(
+        "7,11", "--seeds", help="Suite: generated benchmarks to run (seed 11 is never tuned on)."
+    ),
+    locomo: list[Path] = typer.Option(
+        [], "--locomo", help="Suite: a LoCoMo file to add as a source (repeatable)."
+    ),
+    dev_file: Path | None = typer.Option(
+        None, "--dev-file", help="Suite: dev household (default: ../shared/dev/household_dev.json)."
+    ),
+    person_blind: bool = typer.Option(
+        False, "--person-blind", help="Suite: add seed 7 with person-blind devices' tags removed."
+    ),
+    scenarios: int = typer.Option(
+        6, "--scenarios", min=1, help="Suite: households per generated benchmark."
+    ),
+    bench_dir: Path = typer.Option(
+        Path("data"), "--bench-dir", help="Suite: where generated benchmarks are cached."
+    ),
+    data_dir: Path | None = DataDir,
+) -> None:
+    """Compare systems on a benchmark; writes results.json, report.md and a chart.
+
+    With --suite: each source into <out>/<source>/, then <out>/suite.md and suite.json.
+    """
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    settings = load_settings(data_dir=data_dir)
+    if suite:
+        _bench_suite(
+            names, seeds, locomo, dataset, dev_file, person_blind, scenarios, k, limit, out,
+            data_dir, bench_dir, settings,
+        )  # fmt: skip
+        return
+    if dataset is None:
+        raise MemFuseError("--dataset is required (or run several sources with --suite)")
+    from eval.bench import run_bench
+    from eval.report import render_console_table
+
+    results = run_bench(
+        dataset, format=fmt, systems=names, k=k, limit=limit, out_dir=out,
+        data_dir=data_dir or (out / "stores"), settings=settings, progress=True,
+    )
+    console().print(render_console_table(results))
+    console().print(
+        f"wrote {out / 'results.json'}, {out / 'report.md'}, {out / 'recall_by_category.png'}"
+    )
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise MemFuseError(f"--seeds: expected comma-separated integers, got {text!r}") from None
+
+
+def _bench_suite(
+    names: list[str], seeds: str, locomo: list[Path], dataset: Path | None,
+    dev_file: Path | None, person_blind: bool, scenarios: int, k: int, limit: int | None,
+    out: Path, data_dir: Path | None, bench_dir: Path, settings: MemFuseSettings,
+) -> None:  # fmt: skip
+    """`bench --suite`: options into a SuiteRequest; the suite itself lives in eval.suite."""
+    from eval.report import render_suite_table
+    from eval.suite import DEV_FILE, SuiteRequest, run_suite
+
+    request = SuiteRequest(
+        systems=names, seeds=_seeds(seeds), locomo=locomo,
+        datasets=[dataset] if dataset is not None else [],
+        dev_file=dev_file or DEV_FILE, person_blind=person_blind, scenarios=scenarios,
+        k=k, limit=limit, out_dir=out, data_dir=data_dir or (out / "stores"), bench_dir=bench_dir,
+    )  # fmt: skip
+    result = run_suite(request, settings=settings, progress=True)
+    out_console = console()
+    out_console.print(render_suite_table(result.summary))
+    for system, line in result.summary["verdicts"].items():
+        out_console.print(f"{system}: {line}")
+    out_console.print(f"wrote {result.markdown_path} and {result.json_path}")
+
+
+@app.command("bench-perf")
+def bench_perf(
+    events: int = typer.Option(10_000, "--events", min=100),
+    queries: int = typer.Option(200, "--queries", min=10),
+    mode: str = typer.Option("plain", "--mode", help="plain | fused"),
+    data_dir: Path | None = DataDir,
+) -> None:
+    """Ingest events/s and search p50/p95 latency on synthetic events."""
+    from eval.perf import run_perf
+
+    report = run_perf(n_events=events, n_queries=queries, mode=mode, data_dir=data_dir)
+    console().print(report.render())
+
+
+@app.command()
+def optimize(
+    target: str = typer.Option(..., "--target", help="planner | judge | fusion"),
+    optimizer: str = typer.Option(..., "--optimizer", help="bootstrap | mipro | gepa | grid"),
+    dataset: Path = typer.Option(
+        ..., "--dataset", help="MemFuseBench JSON (LoCoMo: planner/judge only)."
+    ),
+    train_scenarios: str | None = typer.Option(
+        None, "--train-scenarios", help="Scenario ids, e.g. S1,S2 (default: the first 4)."
+    ),
+    dev_scenarios: str | None = typer.Option(
+        None, "--dev-scenarios", help="Scenario ids (default: the last 2)."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Result file (default: programs/<standard name>.json)."
+    ),
+    k: int = typer.Option(20, "-k", min=1, help="Context size the evidence recall is measured at."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="Questions (fusion: episode slices) per scenario."
+    ),
+    max_demos: int = typer.Option(4, "--max-demos", min=0, help="Bootstrapped demos/predictor."),
+    auto: str = typer.Option("light", "--auto", help="mipro/gepa budget: light | medium | heavy."),
+    num_candidates: int | None = typer.Option(
+        None, "--num-candidates", min=1, help="mipro candidates (with --num-trials)."
+    ),
+    num_trials: int | None = typer.Option(
+        None, "--num-trials", min=1, help="mipro trials (with --num-candidates)."
+    ),
+    max_metric_calls: int | None = typer.Option(
+        None, "--max-metric-calls", min=1, help="gepa budget instead of --auto."
+    ),
+    data_dir: Path | None = DataDir,
+) -> None:
+    """Tune a decision on the benchmark (train/dev split by scenario); save it with a manifest."""
+    from eval.optimize import DSPyOptions, OptimizeRequest
+    from eval.optimize import optimize as run
+    from eval.optimize.report import score_table
+
+    if auto not in ("light", "medium", "heavy"):
+        raise MemFuseError(f"--auto: expected light, medium or heavy, got {auto!r}")
+    request = OptimizeRequest(
+        target=target, optimizer=optimizer, dataset=dataset,  # type: ignore[arg-type]
+        train_scenarios=train_scenarios, dev_scenarios=dev_scenarios, out=out, k=k, limit=limit,
+        data_dir=(data_dir / "optimize-stores") if data_dir else None,
+        dspy=DSPyOptions(
+            max_demos=max_demos, auto=auto,  # type: ignore[arg-type]
+            num_candidates=num_candidates, num_trials=num_trials,
+            max_metric_calls=max_metric_calls,
+        ),
+        settings=load_settings(data_dir=data_dir),
+    )
+    result = run(request)
+    out_console = console()
+    out_console.print(score_table(result.manifest))
+    if result.grid is not None:
+        verdict = "beats" if result.manifest["beats_defaults"] else "does not beat"
+        out_console.print(f"best point: {result.manifest['best_label']} — {verdict} the shipped "
+                          "defaults (train better, dev not worse)")
+    out_console.print(f"wrote {result.program_path} and {result.manifest_path}")
+
+
+@app.command("show-question")
+def show_question(
+    dataset: Path = typer.Option(..., "--dataset"),
+    index: int = typer.Option(0, "--index", min=0, help="Question number in the first scenario."),
+    system: str = typer.Option("memfuse", "--system"),
+    data_dir: Path | None = DataDir,
+) -> None:
+    """One benchmark question: gold answer, retrieved context with provenance, gold evidence marked ✓."""
+    from eval.showcase import show_question as run
+
+    run(dataset, index=index, system=system, data_dir=data_dir, out=console())
+

@@ -1,0 +1,115 @@
+"""What every `memfuse` command shares, built in or mounted from a plugin: common options
+and the error contract.
+
+A plugin's commands (the benchmark's, from `eval.cli`) import these rather than copy them,
+so `memfuse bench` fails exactly like `memfuse ingest`: one `memfuse: error: …` line on
+stderr, exit 2 for a usage error, 1 for bad input, a rejected operation or a data-dir fault
+(with --debug: the traceback first), 130 when interrupted; never a bare traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import typer
+from pydantic import ValidationError
+
+from memfuse.render import console
+from memory.errors import MemFuseError, storage_fault
+
+DEBUG_ENV = "MEMFUSE_DEBUG"
+
+DataDir = typer.Option(
+    None, "--data-dir", help="Data directory (default: MEMFUSE_DATA_DIR or ./.memfuse)."
+)
+Namespace = typer.Option(None, "--namespace", help="Store namespace inside the data dir.")
+
+
+@dataclass
+class RunState:
+    """What a failing command leaves for `run` to report: set while the command runs, read
+    only once it has failed (the exception alone does not carry it)."""
+
+    debug: bool = False  # --debug was given
+    data_dir: Path | None = None  # named by a storage fault that reaches `run` unnamed
+
+
+state = RunState()
+
+
+def _click_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(usage/click errors, aborts) of click itself and of the copy typer ships inside it
+    (`typer._click`, typer >= 0.16): typer raises the latter, which `click.*` never catches."""
+    errors: list[type[BaseException]] = [click.exceptions.ClickException]
+    aborts: list[type[BaseException]] = [click.exceptions.Abort, typer.Abort]
+    try:
+        from typer._click import exceptions as vendored  # private, so looked up defensively
+    except ImportError:
+        pass
+    else:
+        errors.append(vendored.ClickException)
+    return tuple(errors), tuple(aborts)
+
+
+def error_message(exc: BaseException) -> str:
+    """The one line a failed command prints after `memfuse: error: `.
+
+    MemFuse's own errors already say what and where; low-level ones that got this far
+    (a full disk during a Chroma flush, a file the store could not name) are mapped by
+    `storage_fault`; anything else is named by its type, with the way to see more.
+    """
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        message = f"{where}: {first['msg']}"
+    elif isinstance(exc, MemFuseError):
+        message = str(exc)
+    elif isinstance(exc, json.JSONDecodeError):
+        message = f"invalid JSON: {exc}"
+    elif isinstance(exc, UnicodeDecodeError):
+        message = f"not valid UTF-8 text ({exc.reason} at byte {exc.start})"
+    elif (fault := storage_fault(exc, state.data_dir)) is not None:
+        message = str(fault)
+    elif isinstance(exc, OSError) and exc.strerror:  # a refused connection, a timeout…
+        message = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        message = f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)"
+    return " ".join(message.split())  # one line, whatever the message held
+
+
+def _debugging() -> bool:
+    return state.debug or os.environ.get(DEBUG_ENV, "").strip().lower() in (
+        "1", "true", "yes", "on",
+    )  # fmt: skip
+
+
+def run(app: typer.Typer) -> None:
+    """Run `app` under the error contract (see the module docstring); exits the process."""
+    state.debug, state.data_dir = False, None  # may run more than once in one process
+    click_errors, aborts = _click_errors()
+    try:
+        app(standalone_mode=False)
+    except aborts:
+        console().print("interrupted", style="red")
+        sys.exit(130)
+    except click_errors as exc:
+        message = str(exc.format_message())  # type: ignore[attr-defined]
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `memfuse`: the help is the message
+            print(message, file=sys.stderr)
+        else:
+            print(f"memfuse: error: {' '.join(message.split())}", file=sys.stderr)
+        sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 — every failure ends as one line (or --debug)
+        if _debugging():
+            traceback.print_exception(exc, file=sys.stderr)
+        print(f"memfuse: error: {error_message(exc)}", file=sys.stderr)
+        sys.exit(1)
