@@ -1,8 +1,8 @@
 """Shared fixtures of the memory-store tests: a fast deterministic embedder and a store factory.
 
-`chroma_endpoint` says where a store's vectors live: None (embedded Chroma) here;
-test_chroma_server.py overrides it with a real `chroma run` server and re-collects the
-store tests, so the same test functions run against both backends.
+`chroma_endpoint` says where a store's vectors live: None (embedded Chroma) here; test_store.py
+parametrizes it over embedded Chroma and a real `chroma run` server (`chroma_server`, started
+once per session), so the same test functions run against both backends.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from memory.models import Event
 from memory.store import MemoryStore
 from tests.embedders import HashEmbedder
+from tests.support.chroma_server import chroma_server  # noqa: F401 — a session fixture
 
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 
@@ -82,3 +83,28 @@ def open_store(tmp_path: Path, chroma_endpoint: tuple[str, int] | None,
     yield _open
     for store in opened:
         store.close()
+
+
+@pytest.fixture
+def household(make_event: Any) -> list[Event]:
+    """One morning of a two-person household (minutes after 08:00 in the second field)."""
+    return [
+        make_event("e01", 0, "David's heart rate rose to 128 bpm during a jog", location="park"),
+        make_event("e02", 20, "David was limping after the run", device="cam_hall",
+                   modality="vision", location="hallway"),
+        make_event("e03", 25, "Kitchen fridge door left open for 5 minutes",
+                   device="fridge_sensor", modality="environment", location="kitchen",
+                   characters=()),
+        make_event("e09", 30, "David's step count reached 4200"),
+        make_event("e04", 40, "Emma asked the speaker to play jazz", device="speaker_kitchen",
+                   modality="audio", location="kitchen", characters=("Emma",)),
+        make_event("e05", 60, "David applied an ice pack to his left knee", device="cam_living",
+                   modality="vision"),
+        make_event("e06", 90, "Emma's phone logged 6.1 km of cycling", device="phone_emma",
+                   modality="motion", location="outdoors", characters=("Emma",)),
+        make_event("e10", 100, "David's heart rate resting at 64 bpm"),
+        make_event("e07", 120, "Thermostat set to 21.5 degrees", device="thermostat",
+                   modality="environment", characters=()),
+        make_event("e08", 150, "David and Emma talked about the knee injury",
+                   device="speaker_living", modality="dialogue", characters=("David", "Emma")),
+    ]

@@ -1,15 +1,10 @@
-"""The store against a real Chroma server: every test of test_store.py, collected again here
-with `chroma_endpoint` pointing at a `chroma run` subprocess (one per session)."""
+"""What only a real Chroma server shows: where the vectors live, two data dirs sharing one
+server, an unreachable server. (Every test of test_store.py also runs against the server: its
+`chroma_endpoint` fixture is parametrized over both backends.)"""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,57 +12,9 @@ import pytest
 from memory.errors import ConfigurationError
 from memory.models import Event
 from memory.store import MemoryStore
-from tests.memory.test_store import *  # the same test functions, re-collected for the server
+from tests.support.chroma_server import free_port
 
 pytestmark = pytest.mark.server
-
-_CHROMA = Path(sys.executable).with_name("chroma")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_for_heartbeat(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"chroma server exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"no heartbeat from {url} within {timeout:.0f}s")
-
-
-@pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
-    """A `chroma run` server on 127.0.0.1 at a free port, stopped at the end of the session."""
-    if not _CHROMA.exists():
-        pytest.skip(f"no chroma console script at {_CHROMA}")
-    port = _free_port()
-    log = tmp_path_factory.mktemp("chroma-server") / "server.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [str(_CHROMA), "run", "--path", str(log.parent / "data"), "--port", str(port),
-             "--host", "127.0.0.1"],
-            stdout=sink, stderr=subprocess.STDOUT,
-            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-        )
-    try:
-        _wait_for_heartbeat(f"http://127.0.0.1:{port}/api/v2/heartbeat", process, timeout=60)
-        yield "127.0.0.1", port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture
@@ -127,7 +74,7 @@ def test_two_data_dirs_with_one_namespace_share_a_server_safely(
 
 
 def test_an_unreachable_server_is_a_configuration_error(tmp_path: Path) -> None:
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     with pytest.raises(ConfigurationError, match=f"127.0.0.1:{port}"):
         MemoryStore.open(tmp_path / "s", embedder=_Unused(), chroma_host="127.0.0.1",
                          chroma_port=port)

@@ -25,29 +25,13 @@ from memory.vector_index import VectorIndexConfig
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 
 
-@pytest.fixture
-def household(make_event: Any) -> list[Event]:
-    """One morning of a two-person household (minutes after 08:00 in the second field)."""
-    return [
-        make_event("e01", 0, "David's heart rate rose to 128 bpm during a jog", location="park"),
-        make_event("e02", 20, "David was limping after the run", device="cam_hall",
-                   modality="vision", location="hallway"),
-        make_event("e03", 25, "Kitchen fridge door left open for 5 minutes",
-                   device="fridge_sensor", modality="environment", location="kitchen",
-                   characters=()),
-        make_event("e09", 30, "David's step count reached 4200"),
-        make_event("e04", 40, "Emma asked the speaker to play jazz", device="speaker_kitchen",
-                   modality="audio", location="kitchen", characters=("Emma",)),
-        make_event("e05", 60, "David applied an ice pack to his left knee", device="cam_living",
-                   modality="vision"),
-        make_event("e06", 90, "Emma's phone logged 6.1 km of cycling", device="phone_emma",
-                   modality="motion", location="outdoors", characters=("Emma",)),
-        make_event("e10", 100, "David's heart rate resting at 64 bpm"),
-        make_event("e07", 120, "Thermostat set to 21.5 degrees", device="thermostat",
-                   modality="environment", characters=()),
-        make_event("e08", 150, "David and Emma talked about the knee injury",
-                   device="speaker_living", modality="dialogue", characters=("David", "Emma")),
-    ]
+@pytest.fixture(params=["embedded", pytest.param("server", marks=pytest.mark.server)])
+def chroma_endpoint(request: pytest.FixtureRequest) -> tuple[str, int] | None:
+    """Every test here runs twice: on embedded Chroma and on a real `chroma run` server."""
+    if request.param == "embedded":
+        return None
+    endpoint: tuple[str, int] = request.getfixturevalue("chroma_server")
+    return endpoint
 
 
 def knee_pack(store: MemoryStore, summary: str = "David hurt his knee running; ice and a talk"

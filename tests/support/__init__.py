@@ -1,0 +1,1 @@
+"""Test doubles and real-server helpers shared by the test packages (never test modules)."""
