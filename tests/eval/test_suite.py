@@ -22,7 +22,7 @@ from eval.suite import (
 )
 from memfuse.settings import MemFuseSettings
 from memory.formats.memfusebench_io import load
-from tests.eval.test_bench import LOCOMO, BagOfWordsEmbedder, write_tiny_bench
+from tests.support.bench import LOCOMO, BagOfWordsEmbedder, write_tiny_bench
 
 
 def _run(tmp_path: Path, **kwargs) -> suite_module.SuiteResults:
