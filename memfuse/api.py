@@ -2,27 +2,30 @@
 
 It wires settings to the store, the fusion graph (write path) and the retrieval
 controller / recipes (read path), so that the CLI, notebooks and services share
-one way of doing each thing.
+one way of doing each thing. The store comes from `graphs.resources`, the one place stores
+are opened: a memory and the graphs of one process share it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from graphs.resources import acquire_store, embedding_config
 from memfuse.settings import MemFuseSettings, load_settings
-from memory.embeddings import EmbeddingConfig, make_embedder
 from memory.errors import InvalidQueryError, MemFuseError
 from memory.models import Event, as_events
 from memory.records import ContextEntry
 from memory.search.config import RECIPES
-from memory.store import MemoryStore
-from memory.store_api import StoreStats
+from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.writer_lock import WriterLock
+
+__all__ = ["AskResult", "IngestSummary", "MemFuse", "SearchResult", "decision_lines",
+           "embedding_config"]  # embedding_config: re-exported for the eval harness
 
 IngestMode = Literal["fused", "plain"]
 #: Systems `search` can run: the full controller, or one of the single-call recipes.
@@ -100,26 +103,22 @@ def decision_lines(decisions: Sequence[dict[str, str]]) -> list[str]:
     return [f"{d['step']}: decided by {d['decided_by']}" for d in decisions]
 
 
-def embedding_config(settings: MemFuseSettings, data_dir: Path) -> EmbeddingConfig:
-    """The embedding settings, with the on-disk cache next to the stores."""
-    return EmbeddingConfig(
-        provider=settings.embedding_provider,  # type: ignore[arg-type]
-        model=settings.embedding_model,
-        base_url=settings.embedding_base_url,
-        api_key=settings.embedding_key(),
-        cache_path=data_dir / "embeddings.sqlite",
-    )
-
-
 class MemFuse:
     """A memory over one data directory; open it, ingest, search, ask, close."""
 
     def __init__(
-        self, store: MemoryStore, settings: MemFuseSettings, writer_lock: WriterLock | None = None
+        self,
+        store: MemoryStoreAPI,
+        settings: MemFuseSettings,
+        writer_lock: WriterLock | None = None,
+        *,
+        release: Callable[[], None] | None = None,
     ):
+        """`release` gives a shared store back (see `open`); without it `close` closes it."""
         self.store = store
         self.settings = settings
         self._writer_lock = writer_lock
+        self._release = release
 
     @classmethod
     def open(
@@ -139,24 +138,21 @@ class MemFuse:
         name = namespace or settings.namespace
         lock = WriterLock.for_store(root, name, wait_seconds)
         if writer:
-            lock.acquire()  # before the store loads its view: it then sees every earlier write
+            lock.acquire()  # before the store reads its view: it then sees every earlier write
         try:
-            embedder = make_embedder(embedding_config(settings, root))
-            store = MemoryStore.open(
-                root,
-                namespace=name,
-                embedder=embedder,
-                chroma_host=settings.chroma_host,
-                chroma_port=settings.chroma_port,
-            )
+            store, release = acquire_store(root, name, settings)
         except BaseException:
             lock.release()
             raise
-        return cls(store, settings, lock)
+        store.refresh()  # a store this process already held catches up with the lock's holder
+        return cls(store, settings, lock, release=release)
 
     def close(self) -> None:
         try:
-            self.store.close()
+            if self._release is not None:
+                self._release()
+            else:
+                self.store.close()  # type: ignore[attr-defined]
         finally:
             if self._writer_lock is not None:
                 self._writer_lock.release()
@@ -198,12 +194,7 @@ class MemFuse:
         from graphs.fusion.context import FusionContext
         from graphs.fusion.ingest import ingest_events
 
-        config = FusionContext(
-            llm_model=self.settings.llm_model,
-            llm_base_url=self.settings.llm_base_url,
-            llm_temperature=self.settings.llm_temperature,
-            llm_max_tokens=self.settings.llm_max_tokens,
-        )
+        config = FusionContext(settings=self.settings)
         fusion = ingest_events(self.store, batch, config=config, progress=progress)
         return IngestSummary(
             received=len(batch), added=fusion.added, unchanged=len(batch) - fusion.added,
@@ -246,6 +237,7 @@ class MemFuse:
         _check_request(query, k, "query")
         if system not in SEARCH_SYSTEMS:
             raise MemFuseError(f"unknown system {system!r} (expected one of: {', '.join(SEARCH_SYSTEMS)})")
+        self.store.refresh()  # another process (a CLI ingest) may have written since
         when = time or datetime.now().replace(microsecond=0)
         if system == "memfuse":
             from dataclasses import replace

@@ -420,15 +420,21 @@ class VectorIndex:
         self, expected: Mapping[str, tuple[NodeKind, datetime, datetime, str]],
         embed: Callable[[list[str]], np.ndarray],
     ) -> int:
-        """A reader's catch-up with another process's writes: rebuild the in-memory table from
-        Chroma, keep only `expected` nodes, and embed (in memory only) those the writer has
-        not flushed yet. Chroma is never written: the writer owns it. The new table replaces
-        the old one in one step under the lock, so a concurrent search sees one or the other.
-        Returns how many vectors were embedded locally."""
+        """A reader's catch-up with another process's writes: start from the table it holds,
+        keep only `expected` nodes, and embed (in memory only) the new or changed ones — cache
+        hits, since the writer embedded them through the same on-disk embedding cache. Chroma
+        is neither read nor written: the writer owns it, and an embedded Chroma client in
+        another process serves stale segments ("Error finding id" for the writer's new ids).
+        The new table replaces the old one in one step under the lock, so a concurrent search
+        sees one or the other. Returns how many vectors were embedded locally."""
+        fresh = VectorIndex(self._col, self.config, self._max_batch)
         with self._lock:
             self.flush()  # nothing should be buffered in a reader; never drop it if it is
-        fresh = VectorIndex(self._col, self.config, self._max_batch)
-        fresh.load()
+            for node_id, slot in self._slot_of.items():
+                fresh._put(node_id, self._matrix[slot].copy(), int(self._kind[slot]),
+                           float(self._start[slot]), float(self._end[slot]),
+                           self._text_fp[node_id])
+            fresh._chroma_count = self._chroma_count
         for node_id in [i for i in fresh._slot_of if i not in expected]:
             fresh._drop(node_id)
         missing = [

@@ -1,154 +1,108 @@
-"""Run-time configuration of the fusion graph (LangGraph Studio shows it as the run form).
+"""Run-time knobs of the fusion graph (LangGraph Studio's run form).
 
-Every field carries a description. Fields left at None fall back to the `MEMFUSE_*`
-settings (environment / `.env`), and only then to the built-in defaults.
+The shared fields (data dir, namespace, policy, LLM) and the rules for live objects are
+`graphs.context.RunContext`'s; this adds the agent's budget, the plan limits and the commit
+settings. `program` (a decision program with the FusionAgentProgram call shape, e.g. an
+optimiser's student) is a live object, never a form field.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import InitVar, dataclass, field, fields, replace
+from typing import Any
 
+from pydantic import ValidationError
+
+from graphs.context import Hidden, RunContext, about
+from memory.errors import ConfigurationError
 from memory.fusion.candidates import CandidateConfig
 from memory.fusion.commit import CommitConfig
 from memory.fusion.validator import FusionLimits
 from signatures.fusion_offline import FusionPolicyConfig
 
 
-def _d(text: str) -> dict[str, str]:
-    return {"description": text}
-
-
 @dataclass(kw_only=True)
-class FusionContext:
-    """How one fusion run reaches its store and decides."""
+class FusionContext(RunContext):
+    """How one fusion run decides and what its plans may do."""
 
-    data_dir: str | None = field(
-        default=None,
-        metadata=_d("Directory of the memory store (default: MEMFUSE_DATA_DIR, else .memfuse)."),
-    )
-    namespace: str | None = field(
-        default=None,
-        metadata=_d(
-            "Store namespace inside the data directory "
-            "(default: MEMFUSE_NAMESPACE, else 'default')."
-        ),
-    )
-    chroma_host: str | None = field(
-        default=None,
-        metadata=_d(
-            "Chroma server host for a remote dense index; unset = embedded Chroma under data_dir."
-        ),
-    )
-    chroma_port: int = field(default=8000, metadata=_d("Chroma server port."))
     window_size: int = field(
         default=8,
-        metadata=_d("Accumulation zone: how many recently processed events the agent sees."),
+        metadata=about(
+            "Accumulation zone: how many recently processed events the agent sees."
+        ),
     )
     max_tool_turns: int = field(
         default=4,
-        metadata=_d("Tool calls the agent may make per event before it must submit a plan."),
+        metadata=about(
+            "Tool calls the agent may make per event before it must submit a plan."
+        ),
     )
     max_searches: int = field(
         default=2,
-        metadata=_d(
+        metadata=about(
             "Extra search_memory calls per event (the system's initial search is not counted)."
         ),
     )
-    max_pack_lookups: int = field(default=2, metadata=_d("get_pack_members calls per event."))
-    policy: Literal["offline", "llm"] | None = field(
-        default=None,
-        metadata=_d(
-            "Who decides: 'offline' (deterministic twin) or 'llm' (DSPy program); "
-            "default: 'llm' when an LLM model is configured, else 'offline'."
-        ),
-    )
-    llm_model: str | None = field(
-        default=None, metadata=_d("Chat model for the llm policy (default: MEMFUSE_LLM_MODEL).")
-    )
-    llm_base_url: str | None = field(
-        default=None, metadata=_d("OpenAI-compatible endpoint (default: MEMFUSE_LLM_BASE_URL).")
-    )
-    llm_temperature: float | None = field(
-        default=None,
-        metadata=_d("Decision temperature (default: MEMFUSE_LLM_TEMPERATURE, paper: 1)."),
-    )
-    llm_max_tokens: int | None = field(
-        default=None,
-        metadata=_d("Token limit of one decision (default: MEMFUSE_LLM_MAX_TOKENS, paper: 4096)."),
-    )
+    max_pack_lookups: int = field(default=2, metadata=about("get_pack_members calls per event."))
     max_pack_size: int = field(
         default=12,
-        metadata=_d(
+        metadata=about(
             "Members a fused node may hold (the paper's table of fixed values is lost; 12 is ours)."
         ),
     )
-    max_removals_per_op: int = field(default=3, metadata=_d("Ids one remove_member may drop."))
-    max_operations: int = field(default=6, metadata=_d("Operations one plan may hold."))
+    max_removals_per_op: int = field(default=3, metadata=about("Ids one remove_member may drop."))
+    max_operations: int = field(default=6, metadata=about("Operations one plan may hold."))
     semantic_threshold: float = field(
-        default=0.8, metadata=_d("ρ_S: automatic semantic edges need a similarity above this.")
+        default=0.8, metadata=about("ρ_S: automatic semantic edges need a similarity above this.")
     )
     semantic_max_edges: int = field(
-        default=5, metadata=_d("Automatic semantic edges per inserted node (most similar first).")
+        default=5,
+        metadata=about(
+            "Automatic semantic edges per inserted node (most similar first)."
+        ),
     )
     event_semantic_edges: bool = field(
         default=True,
-        metadata=_d(
+        metadata=about(
             "Also give the inserted event its own semantic edges (the paper: any inserted node)."
         ),
     )
     candidates: dict[str, Any] | None = field(
         default=None,
-        metadata=_d("Overrides of the candidate retrieval config (CandidateConfig field names)."),
+        metadata=about(
+            "Overrides of the candidate retrieval config (CandidateConfig field names)."
+        ),
     )
     policy_config: dict[str, Any] | None = field(
         default=None,
-        metadata=_d("Overrides of the offline policy thresholds (FusionPolicyConfig field names)."),
-    )
-    store: Any = field(
-        default=None,
-        metadata=_d(
-            "An open memory store (Python callers and tests); when set, data_dir is ignored."
+        metadata=about(
+            "Overrides of the offline policy thresholds (FusionPolicyConfig field names)."
         ),
     )
-    lm: Any = field(
-        default=None,
-        metadata=_d(
-            "A dspy.LM to decide with (Python callers and tests); overrides the llm_* settings."
-        ),
-    )
-    program: Any = field(
-        default=None,
-        metadata=_d(
-            "A decision program with the FusionAgentProgram call shape (e.g. an optimised one)."
-        ),
-    )
+    program: InitVar[Hidden] = None
 
-    def __post_init__(self) -> None:
-        env_backed = (
-            "data_dir",
-            "namespace",
-            "policy",
-            "llm_model",
-            "llm_base_url",
-            "llm_temperature",
-            "llm_max_tokens",
-        )
-        if all(getattr(self, name) is not None for name in env_backed):
-            return
-        from memory.settings import load_settings
+    def __post_init__(  # type: ignore[override]
+        self, store: Any, settings: Any, lm: Any, program: Any
+    ) -> None:
+        super().__post_init__(store, settings, lm)
+        self._injected = replace(self._injected, program=program)
 
-        settings = load_settings()
-        self.data_dir = self.data_dir or str(settings.data_dir)
-        self.namespace = self.namespace or settings.namespace
-        self.llm_model = self.llm_model or settings.llm_model
-        self.llm_base_url = self.llm_base_url or settings.llm_base_url
-        if self.llm_temperature is None:
-            self.llm_temperature = settings.llm_temperature
-        if self.llm_max_tokens is None:
-            self.llm_max_tokens = settings.llm_max_tokens
-        if self.policy is None:
-            self.policy = "llm" if (self.llm_model or self.lm is not None) else "offline"
+    def check(self) -> None:
+        super().check()
+        for name in ("window_size", "max_tool_turns", "max_searches", "max_pack_lookups",
+                     "semantic_max_edges"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not 0.0 <= self.semantic_threshold <= 1.0:
+            raise ConfigurationError(
+                f"semantic_threshold must be within [0, 1], got {self.semantic_threshold}"
+            )
+        try:
+            self.limits(), self.candidate_config(), self.offline_policy_config()
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"])
+            raise ConfigurationError(f"{where}: {problem['msg']}") from None
 
     # --- the subsystem configs this context implies ---
     def limits(self) -> FusionLimits:
@@ -172,6 +126,5 @@ class FusionContext:
         return FusionPolicyConfig(**(self.policy_config or {}))
 
     def describe(self) -> dict[str, Any]:
-        """The JSON-safe settings (no injected objects), e.g. for reports."""
-        skip = {"store", "lm", "program"}
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+        """The JSON-safe settings (every field; live objects are not fields), e.g. for reports."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}

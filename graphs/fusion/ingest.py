@@ -27,13 +27,14 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from graphs.fusion.context import FusionContext
 from graphs.fusion.graph import graph
+from graphs.fusion.state import FusionOutput
 from memory.fusion.commit import replay_pending
 from memory.models import Event, as_events
 from memory.store_api import MemoryStoreAPI
@@ -78,7 +79,7 @@ def ingest_events(
     keep_rejections: int = 20,
 ) -> IngestReport:
     """Fuse `events` into `store` through the fusion graph; returns counts and throughput."""
-    ctx = replace(config or FusionContext(), store=store)
+    ctx = (config or FusionContext()).injecting(store=store)
     batch = _as_events(events)
     store.check_events(batch)  # the whole batch, before its first chunk is written
     started = time.perf_counter()
@@ -137,7 +138,6 @@ def ingest_events(
     return report
 
 
-
 @dataclass
 class _Tally:
     """What the fused events of one ingest add up to (counts go into `report` as they come)."""
@@ -151,7 +151,7 @@ class _Tally:
 def _fuse_queued(event: Event, session: list[Event], ctx: FusionContext, tally: _Tally) -> None:
     """Fuse one event and take it off the fusion queue; on failure it stays queued, with
     the reason, and the error goes on (the next ingest or `memfuse fuse --pending` retries)."""
-    store = ctx.store
+    store = ctx.injected.store
     try:
         _fuse_one(event, session, ctx, tally)
     except BaseException as exc:
@@ -166,11 +166,13 @@ def _fuse_queued(event: Event, session: list[Event], ctx: FusionContext, tally: 
 
 def _fuse_one(event: Event, session: list[Event], ctx: FusionContext, tally: _Tally) -> None:
     report = tally.report
-    out = graph.invoke({"event": event, "session": session}, context=ctx)
+    out = FusionOutput.model_validate(
+        graph.invoke({"event": event, "session": session}, context=ctx)
+    )
     report.events += 1
-    report.tool_calls += out.get("turns", 0)
-    commit = out.get("report")
-    if out.get("outcome") == "committed" and commit is not None:
+    report.tool_calls += out.turns
+    commit = out.report
+    if out.outcome == "committed" and commit is not None:
         report.accepted += 1
         tally.ops.update(commit.ops)
         tally.edges.update(commit.edges_added)
@@ -179,4 +181,4 @@ def _fuse_one(event: Event, session: list[Event], ctx: FusionContext, tally: _Ta
     else:
         report.rejected += 1
         if len(report.rejections) < tally.keep_rejections:
-            report.rejections.append(f"{event.event_id}: {'; '.join(out.get('violations', []))}")
+            report.rejections.append(f"{event.event_id}: {'; '.join(out.violations)}")

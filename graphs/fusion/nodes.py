@@ -1,35 +1,54 @@
-"""The fusion graph's nodes and routers: store → candidates → agent ⇄ tools → validate → commit.
+"""The fusion graph's nodes: begin → store → candidates → agent ⇄ tools → validate → commit.
 
-Nodes are plain `(state, runtime) -> partial state` functions; routers return node names.
+Nodes are `(state, runtime) -> partial state` functions wrapped by `graphs.state.node`
+(JSON-plain updates). An unreadable plan is a rejection, an endpoint that fails raises (the
+event stays queued): the write path's side of the LLM rule in `graphs/__init__.py`.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from dspy.utils.exceptions import AdapterParseError
 from langgraph.runtime import Runtime
 
 from graphs.fusion.context import FusionContext
-from graphs.fusion.state import State, ToolCall
-from graphs.fusion.tools import lm_scope, policy_for, run_tool, store_for
-from memory.errors import EventConflictError, InvalidPlanError
+from graphs.fusion.state import PastEvent, State, ToolCall, Verdict
+from graphs.fusion.tools import decision_program, lm_scope, run_tool
+from graphs.resources import Resources, replay_once, resources_for
+from graphs.state import fresh_run, node
+from memory.errors import EventConflictError, InvalidEventError, InvalidPlanError
 from memory.fusion.candidates import CandidateRecord, event_record, retrieve_candidates
 from memory.fusion.commit import commit_plan, make_plan_id, record_rejection
 from memory.fusion.ops import parse_plan
 from memory.fusion.validator import validate_plan
 from memory.models import Event, parse_event
+from memory.store_api import MemoryStoreAPI
 from signatures.fusion import FusionBudget, ToolStep
-from signatures.lm import DECIDED_BY_LLM, DECIDED_OFFLINE, describe_failure
+from signatures.lm import describe_failure
 
 
 def _as_event(value: Event | dict[str, Any]) -> Event:
     return value if isinstance(value, Event) else parse_event(value)
 
 
-def _current(state: State) -> Event:
+def context_of(runtime: Runtime[FusionContext] | None) -> FusionContext:
+    """The run's context; a default one when the caller gave none."""
+    context = getattr(runtime, "context", None)
+    return context if context is not None else FusionContext()
+
+
+def _resources(runtime: Runtime[FusionContext]) -> Resources:
+    return resources_for(context_of(runtime), write=True)
+
+
+def _store(runtime: Runtime[FusionContext]) -> MemoryStoreAPI:
+    return _resources(runtime).require_store()
+
+
+def _current(state: State | Verdict) -> Event:
     if state.current is None:  # pragma: no cover - store_event always sets it
         raise RuntimeError("the fusion graph reached a node before the event was stored")
     return state.current
@@ -48,21 +67,40 @@ def _window(store: Any, event: Event, size: int) -> list[Event]:
     return earlier[-size:]
 
 
-def store_event(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
-    """Validate and store the event (a no-op when the identical event is already stored)."""
-    ctx = runtime.context
-    store = store_for(ctx)
+@node
+def begin(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+    """Start from this run's input alone (the previous run's budget and trajectory cleared,
+    see `graphs.state`): read the event and the window, catch the store up with other
+    writers, and finish plans a crash left pending."""
+    if state.event is None:
+        raise InvalidEventError(None, "event", "missing: the input needs an event record")
     event = _as_event(state.event)
+    ctx = context_of(runtime)
+    resources = _resources(runtime)
+    resources.refresh()
+    replay_once(resources.require_store())
+    window = None
+    if state.session:
+        window = [_as_event(e) for e in state.session][-ctx.window_size :] if ctx.window_size else []
+    return {**fresh_run(State), "event_id": event.event_id, "current": event,
+            "given_window": window, "decided_by": resources.decided_by,
+            "notes": list(resources.notes)}
+
+
+@node
+def store_event(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+    """Store the event (a no-op when the identical event is already stored)."""
+    ctx = context_of(runtime)
+    store = _store(runtime)
+    event = _current(state)
     if store.has_node(event.event_id):
         stored = store.get_event(event.event_id)
         if stored.fingerprint() != event.fingerprint():
             raise EventConflictError(event.event_id, stored.differing_fields(event))
     else:
         store.add_events([event])
-    if state.session:
-        window = (
-            [_as_event(e) for e in state.session][-ctx.window_size :] if ctx.window_size > 0 else []
-        )
+    if state.given_window is not None:
+        window = state.given_window
     else:
         window = _window(store, event, ctx.window_size)
     vector = store.vector(event.event_id)
@@ -75,18 +113,17 @@ def store_event(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]
         )
 
     return {
-        "event_id": event.event_id,
-        "current": event,
         "current_record": event_record(event, 1.0, ("current",), store.fused_of(event.event_id)),
         "accumulation": [event_record(e, similarity(e), ("window",)) for e in window],
     }
 
 
+@node
 def retrieve(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     """The system's own first search_memory call, made with the event itself."""
-    ctx = runtime.context
+    ctx = context_of(runtime)
     event = _current(state)
-    records = retrieve_candidates(store_for(ctx), event, ctx.candidate_config())
+    records = retrieve_candidates(_store(runtime), event, ctx.candidate_config())
     step = ToolStep(
         tool="search_memory",
         argument=event.description,
@@ -111,11 +148,13 @@ def _budget(state: State, ctx: FusionContext) -> FusionBudget:
     )
 
 
+@node
 def agent_step(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     """One decision of the agent: a tool call, or the plan (an unreadable plan is kept as an
     error, which validation turns into a rejection that says what came back)."""
-    ctx = runtime.context
-    decided_by = DECIDED_BY_LLM if ctx.policy == "llm" else DECIDED_OFFLINE
+    ctx = context_of(runtime)
+    resources = _resources(runtime)
+    decided_by = resources.decided_by
     inputs = {
         "accumulation_zone": state.accumulation,
         "current_event": state.current_record,
@@ -124,8 +163,8 @@ def agent_step(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
         "budget": _budget(state, ctx),
     }
     try:
-        with lm_scope(ctx):
-            prediction = policy_for(ctx)(**inputs)
+        with lm_scope(resources):
+            prediction = decision_program(ctx, resources)(**inputs)
     except AdapterParseError as exc:
         return {
             "pending": None,
@@ -154,9 +193,10 @@ def _visible(state: State) -> set[str]:
     return ids | set(state.inspected)
 
 
+@node
 def tools(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     """Execute the pending tool call; search results join the candidates (the temporary zone)."""
-    ctx = runtime.context
+    ctx = context_of(runtime)
     call = state.pending
     if call is None:  # pragma: no cover - the router only comes here with a pending call
         raise RuntimeError("tools node reached without a pending tool call")
@@ -167,7 +207,7 @@ def tools(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
         step = ToolStep(tool=call.tool, argument=call.argument, note=f"{call.tool} budget spent")
     else:
         step = run_tool(
-            store_for(ctx),
+            _store(runtime),
             call,
             _current(state),
             _visible(state),
@@ -190,10 +230,11 @@ def tools(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     return update
 
 
+@node
 def validate(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     """Check the whole plan; one violation rejects it."""
-    ctx = runtime.context
-    store = store_for(ctx)
+    ctx = context_of(runtime)
+    store = _store(runtime)
     event = _current(state)
     if state.plan is None:
         why = (
@@ -212,40 +253,36 @@ def validate(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     return {"violations": violations, "plan_id": plan_id}
 
 
-def commit(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+def _past(state: Verdict, outcome: str) -> list[PastEvent]:
+    return [PastEvent(event_id=state.event_id, outcome=outcome,  # type: ignore[arg-type]
+                      decided_by=state.decided_by, plan_id=state.plan_id)]
+
+
+@node
+def commit(state: Verdict, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     """Apply the accepted plan (logged first, replayable after a crash)."""
-    ctx = runtime.context
+    ctx = context_of(runtime)
     if state.plan is None:  # pragma: no cover - validate rejects a missing plan
         raise RuntimeError("commit reached without a plan")
     report = commit_plan(
-        store_for(ctx),
+        _store(runtime),
         state.plan,
         _current(state),
         state.plan_id,
         neighbors=state.neighbors,
         config=ctx.commit_config(),
     )
-    return {"outcome": "committed", "report": report}
+    return {"outcome": "committed", "report": report, "history": _past(state, "committed")}
 
 
-def reject(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
+@node
+def reject(state: Verdict, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     """Record the rejected plan and its violations; the graph is left untouched."""
     report = record_rejection(
-        store_for(runtime.context),
+        _store(runtime),
         state.plan_id,
         _current(state).event_id,
         state.violations,
         state.plan,
     )
-    return {"outcome": "rejected", "report": report}
-
-
-def after_agent(state: State, runtime: Runtime[FusionContext]) -> Literal["tools", "validate"]:
-    """A pending tool call within the turn budget runs; anything else goes to validation."""
-    if state.pending is not None and state.turns < runtime.context.max_tool_turns:
-        return "tools"
-    return "validate"
-
-
-def after_validate(state: State) -> Literal["commit", "reject"]:
-    return "reject" if state.violations else "commit"
+    return {"outcome": "rejected", "report": report, "history": _past(state, "rejected")}

@@ -1,105 +1,40 @@
-"""The agent's tools and the resources they act on: the store, the deciding policy, its LM.
+"""The agent's tools, and who decides: the injected program, the DSPy agent (a compiled
+one when `signatures.programs` finds it) or the offline twin.
 
-Stores are opened once per process and cached (opening one embeds nothing but loads the
-indexes); unfinished plans are replayed the first time a store is opened here.
+The store, the LM and the programs come from `graphs.resources` (opened once per process).
 """
 
 from __future__ import annotations
 
-import threading
 from contextlib import AbstractContextManager, nullcontext
-from pathlib import Path
 from typing import Any
 
 import dspy
 
 from graphs.fusion.context import FusionContext
 from graphs.fusion.state import ToolCall
-from memory.errors import ConfigurationError
+from graphs.resources import Resources
 from memory.fusion.candidates import CandidateConfig, CandidateRecord, pack_members, search_memory
-from memory.fusion.commit import replay_pending
 from memory.models import Event, is_fused_id
 from memory.store_api import MemoryStoreAPI
 from signatures.fusion import ToolStep
 from signatures.fusion_offline import FusionPolicyConfig, OfflineFusionPolicy
-from signatures.lm import lm_from_settings
-from signatures.programs import fusion_policy, program_for
-
-_LOCK = threading.Lock()
-_STORES: dict[tuple[str, str, str | None, int], MemoryStoreAPI] = {}
-_LMS: dict[tuple[Any, ...], dspy.LM] = {}
 
 
-def store_for(ctx: FusionContext) -> MemoryStoreAPI:
-    """The injected store, or the cached store of (data_dir, namespace, chroma)."""
-    if ctx.store is not None:
-        return ctx.store
-    key = (
-        str(Path(ctx.data_dir or ".memfuse").resolve()),
-        ctx.namespace or "default",
-        ctx.chroma_host,
-        ctx.chroma_port,
-    )
-    with _LOCK:
-        if key not in _STORES:
-            from memory.store import MemoryStore
-
-            store = MemoryStore.open(
-                key[0], namespace=key[1], chroma_host=ctx.chroma_host, chroma_port=ctx.chroma_port
-            )
-            replay_pending(store)
-            _STORES[key] = store
-        return _STORES[key]
-
-
-def forget_stores() -> None:
-    """Drop the per-process store cache (tests; a CLI that re-opens a data dir)."""
-    with _LOCK:
-        for store in _STORES.values():
-            close = getattr(store, "close", None)
-            if callable(close):
-                close()
-        _STORES.clear()
-
-
-def policy_for(ctx: FusionContext) -> Any:
-    """The decision program: an injected one, the DSPy agent (a compiled one when
-    `signatures.programs` finds it) or the offline twin (with a tuned policy's thresholds,
-    which the context's own `policy_config` overrides)."""
-    if ctx.program is not None:
-        return ctx.program
-    if ctx.policy == "llm":
-        return program_for("fusion")
-    tuned = fusion_policy().policy
+def decision_program(ctx: FusionContext, resources: Resources) -> Any:
+    """The injected program, the DSPy agent when the run has an LM, else the offline twin
+    (with a tuned policy's thresholds, which the context's own `policy_config` overrides)."""
+    if resources.injected.program is not None or resources.lm is not None:
+        return resources.program("fusion")
+    tuned = resources.fusion_policy().policy
     if not tuned:
         return OfflineFusionPolicy(ctx.offline_policy_config())
     return OfflineFusionPolicy(FusionPolicyConfig(**{**tuned, **(ctx.policy_config or {})}))
 
 
-def lm_scope(ctx: FusionContext) -> AbstractContextManager[Any]:
-    """`dspy.context(lm=...)` for the llm policy (never the global configure); no-op offline."""
-    if ctx.policy != "llm":
-        return nullcontext()
-    lm = ctx.lm
-    if lm is None:
-        if not ctx.llm_model:
-            raise ConfigurationError(
-                "policy 'llm' needs an LLM model (llm_model or MEMFUSE_LLM_MODEL)"
-            )
-        key = (ctx.llm_model, ctx.llm_base_url, ctx.llm_temperature, ctx.llm_max_tokens)
-        with _LOCK:
-            if key not in _LMS:
-                from memory.settings import load_settings
-
-                settings = load_settings(
-                    llm_model=ctx.llm_model,
-                    llm_base_url=ctx.llm_base_url,
-                    llm_temperature=ctx.llm_temperature,
-                    llm_max_tokens=ctx.llm_max_tokens,
-                )
-                _LMS[key] = lm_from_settings(settings)
-            lm = _LMS[key]
-    return dspy.context(lm=lm)
+def lm_scope(resources: Resources) -> AbstractContextManager[Any]:
+    """`dspy.context(lm=...)` when the run has an LM (never the global configure)."""
+    return dspy.context(lm=resources.lm) if resources.lm is not None else nullcontext()
 
 
 def run_tool(

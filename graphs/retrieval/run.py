@@ -2,7 +2,8 @@
 
 The benchmark calls this thousands of times, so the graph is compiled once (at
 import of `graphs.retrieval.graph`) and each call only builds a context object. The
-ablations of the paper are named option sets, not code paths.
+ablations of the paper are named option sets, not code paths. The graph returns JSON data
+(see `graphs.state`); `retrieve` hands back typed objects.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from graphs.retrieval.context import Backfill, Policy, RetrievalContext
+from graphs.context import Policy
+from graphs.retrieval.context import Backfill, RetrievalContext
 from graphs.retrieval.graph import graph
-from graphs.retrieval.state import Decision, Judgement
+from graphs.retrieval.state import Decision, Judgement, RetrievalOutput
 from memory.errors import InvalidQueryError
 from memory.records import ContextEntry
 from memory.search.plan import RoundPlan
@@ -25,7 +27,8 @@ from memory.store_api import MemoryStoreAPI
 
 @dataclass(frozen=True, kw_only=True)
 class ControllerOptions:
-    """How the controller runs: recipe, loop, constraints and who decides."""
+    """How the controller runs: recipe, loop, constraints and who decides (`lm` and
+    `settings` are live objects handed to the run instead of the environment's)."""
 
     name: str = "memfuse"
     recipe: str = "memfuse"
@@ -90,18 +93,18 @@ def retrieve(
     if not isinstance(question, str) or not question.strip():
         raise InvalidQueryError("the question is empty")
     started = time.perf_counter()
-    output = graph.invoke(
+    output = RetrievalOutput.model_validate(graph.invoke(
         {"question": question, "question_time": question_time, "requester": requester, "k": k},
         context=options.context(store, k),
-    )
+    ))
     return ControllerResult(
-        event_ids=output.get("event_ids", []),
-        context=output.get("context", []),
-        rounds=output.get("round", 0),
-        plans=output.get("plans", []),
-        judgements=output.get("judgements", []),
-        notes=output.get("notes", []),
-        decisions=output.get("decisions", []),
-        stop_reason=output.get("stop_reason", ""),
+        event_ids=output.event_ids,
+        context=output.context,
+        rounds=output.round,
+        plans=output.plans,
+        judgements=output.judgements,
+        notes=output.notes,
+        decisions=output.decisions,
+        stop_reason=output.stop_reason,
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )

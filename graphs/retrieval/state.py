@@ -1,35 +1,39 @@
-"""State of the retrieval controller: what a caller gives, what the rounds accumulate.
+"""The retrieval controller's input, output and state (run semantics: `graphs.state`).
 
-Candidates are merged across rounds by id, keeping each id's best score and the trace
-that earned it, so the final selection can back-fill from any round.
+Candidates are merged across rounds by id, keeping each id's best score and the trace that
+earned it, so the final selection can back-fill from any round. Channels hold JSON data, so
+the reducers read plain dicts (typed objects are accepted too).
 """
 
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from graphs.state import Input, keep_recent
 from memory.records import Candidate, ContextEntry
 from memory.search.plan import RoundPlan
 from signatures.evidence import FacetCoverage
 
 
-def keep_best(left: dict[str, Candidate], right: dict[str, Candidate]) -> dict[str, Candidate]:
+def _score(candidate: Any) -> float:
+    return float(candidate["score"] if isinstance(candidate, dict) else candidate.score)
+
+
+def keep_best(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
     """Merge candidate pools by id; the higher score (and its trace) wins."""
     merged = dict(left or {})
     for node_id, candidate in (right or {}).items():
         held = merged.get(node_id)
-        if held is None or candidate.score > held.score:
+        if held is None or _score(candidate) > _score(held):
             merged[node_id] = candidate
     return merged
 
 
-def keep_first(left: dict[str, tuple[int, int]], right: dict[str, tuple[int, int]]
-               ) -> dict[str, tuple[int, int]]:
+def keep_first(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
     """Merge (round, rank) records by id; the earliest sighting wins."""
     merged = dict(left or {})
     for node_id, seen in (right or {}).items():
@@ -38,7 +42,7 @@ def keep_first(left: dict[str, tuple[int, int]], right: dict[str, tuple[int, int
     return merged
 
 
-def add_unique(left: list[str], right: list[str]) -> list[str]:
+def add_unique(left: list[str] | None, right: list[str] | None) -> list[str]:
     """Append new strings, keeping first-seen order and dropping repeats."""
     return list(dict.fromkeys([*(left or []), *(right or [])]))
 
@@ -48,11 +52,19 @@ class Judgement(BaseModel):
 
     round: int = Field(description="The round it judged (1-based).")
     source: Literal["llm", "offline"] = Field(description="Which judge produced it.")
-    coverage: list[FacetCoverage] = Field(default_factory=list)
-    sufficient: bool = False
-    missing_facets: list[str] = Field(default_factory=list)
-    selected_ids: list[str] = Field(default_factory=list)
-    next_plan: RoundPlan | None = None
+    coverage: list[FacetCoverage] = Field(
+        default_factory=list, description="Each material facet and the ids supporting it."
+    )
+    sufficient: bool = Field(default=False, description="Whether the evidence was judged enough.")
+    missing_facets: list[str] = Field(
+        default_factory=list, description="Facets still unsupported ('keyword: milk', ...)."
+    )
+    selected_ids: list[str] = Field(
+        default_factory=list, description="The judged shortlist, pinned first in the context."
+    )
+    next_plan: RoundPlan | None = Field(
+        default=None, description="The plan the judge proposed for the next round, if any."
+    )
 
 
 class Decision(BaseModel):
@@ -65,72 +77,110 @@ class Decision(BaseModel):
     )
 
 
-@dataclass
-class InputState:
+class Request(BaseModel):
+    """The caller's question as this run resolved it (the time fixed, k chosen)."""
+
+    question: str = Field(description="The question, verbatim.")
+    question_time: datetime = Field(description="When it was asked (the wall clock if unset).")
+    requester: str | None = Field(default=None, description="Who asked (\"I/me/my\").")
+    k: int = Field(description="Events in the final context.")
+
+
+class PastQuestion(BaseModel):
+    """What a thread keeps of one finished run (read by people, never by decisions)."""
+
+    question: str = Field(description="The question.")
+    question_time: datetime = Field(description="When it was asked.")
+    requester: str | None = Field(default=None, description="Who asked.")
+    event_ids: list[str] = Field(default_factory=list, description="The context's event ids.")
+    answer: str | None = Field(default=None, description="The answer (answer graph only).")
+
+
+class RetrievalInput(BaseModel):
     """What a caller gives the retrieval controller."""
 
-    question: str = ""
-    """The question, verbatim."""
-    question_time: datetime | str | None = None
-    """When it is asked (ISO 8601 or datetime); relative dates resolve against it; now if unset."""
-    requester: str | None = None
-    """Who asks; "I/me/my" in the question mean this person."""
-    k: int | None = None
-    """Events in the final context; the runtime context's k when unset."""
+    question: str = Field(default="", description="The question, verbatim.")
+    question_time: datetime | None = Field(
+        default=None,
+        description="When it is asked (ISO 8601); relative dates resolve against it; the wall "
+        "clock when unset.",
+    )
+    requester: str | None = Field(
+        default=None, description='Who asks; "I/me/my" in the question mean this person.'
+    )
+    k: int | None = Field(
+        default=None, description="Events in the final context; the run context's k when unset."
+    )
 
 
-@dataclass
-class State(InputState):
-    """The controller's full state."""
+class RetrievalOutput(BaseModel):
+    """What the controller returns (the answer graph returns this plus the answer)."""
+
+    request: Request | None = Field(default=None, description="The question as this run read it.")
+    event_ids: list[str] = Field(
+        default_factory=list, description="Event ids of the final context, best first."
+    )
+    context: list[ContextEntry] = Field(
+        default_factory=list, description="The final reader context, in time order."
+    )
+    round: int = Field(default=0, description="Rounds searched.")
+    plans: list[RoundPlan] = Field(
+        default_factory=list, description="Every executed plan, oldest first."
+    )
+    judgements: list[Judgement] = Field(
+        default_factory=list, description="One judgement per judged round."
+    )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What went differently than planned: a missing data dir, an unusable LLM "
+        "reply, a repeated plan replaced.",
+    )
+    decisions: list[Decision] = Field(
+        default_factory=list, description="Who made each planner and judge decision, in order."
+    )
+    stop_reason: str = Field(default="", description="Why the loop ended.")
+
+
+class Progress(BaseModel):
+    """What the routers decide on: LangGraph reads (and validates) only these channels for
+    them, not the whole pool."""
 
     round: int = 0
-    """Rounds searched so far."""
     plan: RoundPlan | None = None
-    """The plan the next search executes (None: nothing left to search)."""
-    plans: Annotated[list[RoundPlan], operator.add] = field(default_factory=list)
-    """Every executed plan, oldest first."""
-    searched_queries: Annotated[list[str], add_unique] = field(default_factory=list)
-    """Every query string searched (focus, rewrites, lexical query)."""
-    candidates: Annotated[dict[str, Candidate], keep_best] = field(default_factory=dict)
-    """Accumulated event candidates by id, best score and trace kept."""
-    found: Annotated[dict[str, tuple[int, int]], keep_first] = field(default_factory=dict)
-    """Where each event candidate was first found: (round, rank in that round)."""
-    fused: Annotated[dict[str, Candidate], keep_best] = field(default_factory=dict)
-    """Accumulated fused-node candidates by id, best score kept."""
-    judgements: Annotated[list[Judgement], operator.add] = field(default_factory=list)
-    """One judgement per judged round."""
-    guard_ids: list[str] = field(default_factory=list)
-    """Round 1's reserved unconstrained (hybrid) top: kept in the final context whatever the
-    later rounds and the judge choose (see memory.search.guard)."""
-    notes: Annotated[list[str], operator.add] = field(default_factory=list)
-    """What went differently than planned (LLM output unusable, a repeated plan replaced…)."""
-    decisions: Annotated[list[Decision], operator.add] = field(default_factory=list)
-    """Who made each planner and judge decision, in order."""
-    stop_reason: str = ""
-    """Why the loop ended."""
-    event_ids: list[str] = field(default_factory=list)
-    """Event ids of the final context, best first."""
-    context: list[ContextEntry] = field(default_factory=list)
-    """The final reader context, in time order."""
+    judgements: list[Judgement] = Field(default_factory=list)
 
 
-@dataclass
-class OutputState:
-    """What the controller returns."""
+class State(BaseModel):
+    """The controller's full state: the input (one step), this run's work, the history."""
 
-    event_ids: list[str] = field(default_factory=list)
-    """Event ids of the final context, best first."""
-    context: list[ContextEntry] = field(default_factory=list)
-    """The final reader context, in time order."""
+    question: Input[str] = ""
+    question_time: Input[datetime | str | None] = None
+    requester: Input[str | None] = None
+    k: Input[int | None] = None
+
+    request: Request | None = None
     round: int = 0
-    """Rounds searched."""
-    plans: list[RoundPlan] = field(default_factory=list)
-    """Every executed plan, oldest first."""
-    judgements: list[Judgement] = field(default_factory=list)
-    """One judgement per judged round."""
-    notes: list[str] = field(default_factory=list)
-    """What went differently than planned."""
-    decisions: list[Decision] = field(default_factory=list)
-    """Who made each planner and judge decision, in order."""
+    plan: RoundPlan | None = Field(
+        default=None, description="The plan the next search executes (None: nothing left)."
+    )
+    plans: Annotated[list[RoundPlan], operator.add] = Field(default_factory=list)
+    searched_queries: Annotated[list[str], add_unique] = Field(default_factory=list)
+    candidates: Annotated[dict[str, Candidate], keep_best] = Field(default_factory=dict)
+    found: Annotated[dict[str, tuple[int, int]], keep_first] = Field(
+        default_factory=dict, description="Where each event was first found: (round, rank)."
+    )
+    fused: Annotated[dict[str, Candidate], keep_best] = Field(default_factory=dict)
+    judgements: Annotated[list[Judgement], operator.add] = Field(default_factory=list)
+    guard_ids: list[str] = Field(
+        default_factory=list,
+        description="Round 1's reserved unconstrained (hybrid) top: kept in the final context "
+        "whatever the later rounds and the judge choose (see memory.search.guard).",
+    )
+    notes: Annotated[list[str], operator.add] = Field(default_factory=list)
+    decisions: Annotated[list[Decision], operator.add] = Field(default_factory=list)
     stop_reason: str = ""
-    """Why the loop ended."""
+    event_ids: list[str] = Field(default_factory=list)
+    context: list[ContextEntry] = Field(default_factory=list)
+    history: Annotated[list[PastQuestion], keep_recent] = Field(
+        default_factory=list, description="What the thread keeps: its finished runs."
+    )

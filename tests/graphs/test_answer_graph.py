@@ -1,4 +1,7 @@
-"""The answer graph: retrieval subgraph + reader, with an injected fake reader."""
+"""The answer graph: retrieval subgraph + reader, with an injected fake reader.
+
+The compiled graph returns JSON data (checkpoints stay plain); the tests read it back through
+the output schema, as `answer_question` does."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from typing import Any
 import dspy
 import pytest
 
-from graphs.answer import NO_LLM_NOTE, AnswerContext, builder, graph
+from graphs.answer import NO_LLM_NOTE, AnswerContext, AnswerOutput, builder, graph
 from memfuse.settings import MemFuseSettings
 from memory.models import Event
 from memory.store import MemoryStore
@@ -54,14 +57,15 @@ def test_reader_gets_the_retrieved_context_and_its_answer_is_returned(store: Mem
 
     context = AnswerContext(store=store, policy="offline", k=4, reader=fake_reader,
                             settings=OFFLINE)
-    output = graph.invoke({"question": "How did I sleep on Tuesday?", "question_time": ASKED,
-                           "requester": "David"}, context=context)
-    assert output["answer"] == "You slept 7h10m (score 82)."
-    assert output["note"] == ""
-    assert output["round"] == 2
+    output = AnswerOutput.model_validate(graph.invoke(
+        {"question": "How did I sleep on Tuesday?", "question_time": ASKED, "requester": "David"},
+        context=context))
+    assert output.answer == "You slept 7h10m (score 82)."
+    assert output.note == ""
+    assert output.round == 2
     assert len(calls) == 1
     call = calls[0]
-    assert call["lines"] == [entry.text for entry in output["context"]]
+    assert call["lines"] == [entry.text for entry in output.context]
     assert any("Sleep score 82" in line for line in call["lines"])
     assert call["question"] == "How did I sleep on Tuesday?"
     assert call["questioner"] == "David"
@@ -72,13 +76,14 @@ def test_reader_gets_the_retrieved_context_and_its_answer_is_returned(store: Mem
 
 def test_without_an_llm_the_evidence_comes_back_with_a_note(store: MemoryStore) -> None:
     context = AnswerContext(store=store, k=3, settings=OFFLINE)
-    output = builder.compile().invoke(
-        {"question": "Who arrived home from school?", "question_time": ASKED}, context=context)
-    assert output["answer"] is None
-    assert output["note"] == NO_LLM_NOTE
-    assert output["event_ids"][0] == "e2"
-    assert len(output["context"]) == 3
-    assert {j.source for j in output["judgements"]} == {"offline"}
+    output = AnswerOutput.model_validate(builder.compile().invoke(
+        {"question": "Who arrived home from school?", "question_time": ASKED}, context=context))
+    assert output.answer is None
+    assert output.note == NO_LLM_NOTE
+    assert output.event_ids[0] == "e2"
+    assert len(output.context) == 3
+    assert {j.source for j in output.judgements} == {"offline"}
+    assert output.decisions[-1].step == "reader"
 
 
 def test_graph_name() -> None:

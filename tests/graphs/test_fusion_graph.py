@@ -1,6 +1,7 @@
 """The fusion graph end to end on the real MemoryStore, with hand-computable vectors.
 
-The LLM path is driven by DummyLM (scripted answers); every test compiles a fresh graph.
+The LLM path is driven by DummyLM (scripted answers); every test compiles a fresh graph and
+reads its JSON state back through the State model (as LangGraph hands it to the nodes).
 Vectors come from a keyword embedder: cosine = |A∩B| / sqrt(|A|·|B|) over the vocabulary
 words two index texts contain (an event's index text also holds its device, place, people).
 """
@@ -21,7 +22,8 @@ from dspy.utils.dummies import DummyLM
 from graphs.fusion.context import FusionContext
 from graphs.fusion.graph import builder
 from graphs.fusion.ingest import ingest_events
-from graphs.fusion.tools import forget_stores, store_for
+from graphs.fusion.state import State
+from graphs.resources import close_stores, replay_once, resources_for
 from memory.fusion.commit import replay_pending
 from memory.fusion.ops import FusionPlan
 from memory.models import EdgeType, Event, FusedNode, NodeKind, parse_event
@@ -134,11 +136,11 @@ def llm_context(store: MemoryStore, answers: list[dict[str, Any]], **kw: Any) ->
 
 
 def run(event: Event | dict[str, Any], ctx: FusionContext) -> dict[str, Any]:
-    """Run a fresh compiled graph; return the final full state."""
+    """Run a fresh compiled graph; return the final full state, typed."""
     final: dict[str, Any] = {}
     for values in builder.compile().stream({"event": event}, context=ctx, stream_mode="values"):
         final = values
-    return final
+    return dict(State.model_validate(final))
 
 
 def choose(action: str, query: str = "", fused_id: str = "") -> dict[str, str]:
@@ -170,7 +172,7 @@ def test_search_lookup_submit_commits_the_plan(store: MemoryStore) -> None:
     assert [r.node_id for r in state["tool_history"][2].results] == ["e1", "e2"]
     assert (state["turns"], state["searches"], state["lookups"]) == (2, 1, 1)
     assert state["inspected"] == {"fused_pack": ["e1", "e2"]}
-    assert len(ctx.lm.history) == 4
+    assert len(ctx.injected.lm.history) == 4
 
     node = store.get_fused("fused_pack")
     assert (node.members, node.version, node.summary) == (["e1", "e2", "e4"], 2, UPDATED)
@@ -347,12 +349,14 @@ def test_stores_opened_from_the_context_are_cached_and_replayed(
     monkeypatch.setattr(MemoryStore, "open", staticmethod(fake_open))
     ctx = FusionContext(data_dir=str(tmp_path / "s"), namespace="default", policy="offline")
     try:
-        first = store_for(ctx)
-        assert first.plan_counts()["pending"] == 0  # replayed when opened
+        first = resources_for(ctx, write=True).require_store()
+        replay_once(first)  # what a fusion run's first node does
+        assert first.plan_counts()["pending"] == 0
         assert first.get_fused("fused_pack").members == ["e1", "e2", "e4"]
-        assert store_for(ctx) is first and opened == [tmp_path / "s"]
+        again = FusionContext(data_dir=str(tmp_path / "s"), namespace="default", policy="offline")
+        assert resources_for(again, write=True).store is first and opened == [tmp_path / "s"]
     finally:
-        forget_stores()
+        close_stores()
 
 
 def test_lost_chroma_writes_are_rebuilt_on_reopen(tmp_path: Path, monkeypatch) -> None:

@@ -1,15 +1,18 @@
-"""The fusion graph served by `langgraph dev` (in-memory LangGraph API server) over HTTP.
+"""The three graphs served by `langgraph dev` (the in-memory LangGraph API server) over HTTP.
 
-The server runs from a temporary directory (it writes `.langgraph_api/` into its working
-directory) with a config holding only the repo's `fusion` entry, so that this test depends
-on neither the other graphs nor the network: tracing, telemetry and analytics are off and
-the server binds 127.0.0.1.
+One server for the module, started as a user would from a folder holding a `langgraph.json`
+(the repo's graph entries, with absolute paths, and `"env": ".env"`) and a `.env` naming the
+data dir and the models. Nothing leaves 127.0.0.1: tracing, telemetry and analytics are off;
+the embedding endpoint and the LLM are the local fake OpenAI server (tests/fake_openai.py),
+which the CLI ingests (subprocesses of `memfuse`) use too. Every run on a thread goes
+through the server's checkpointer, so these runs also show what a thread keeps.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -17,15 +20,23 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from memory.embeddings import EmbeddingConfig
 from memory.models import EdgeType
 from memory.store import MemoryStore
+from tests.fake_openai import FakeOpenAI, start_fake_openai
 
 REPO = Path(__file__).resolve().parents[2]
-LANGGRAPH = Path(sys.executable).parent / "langgraph"
+BIN = Path(sys.executable).parent
+LANGGRAPH = BIN / "langgraph"
+MEMFUSE = BIN / "memfuse"
+SAMPLE = REPO / "memfuse" / "samples" / "household.jsonl"
+ASKED = "2026-05-14T20:00:00"
 
 pytestmark = pytest.mark.server
 
@@ -39,24 +50,58 @@ OFFLINE_ENV = {
 }
 
 
+@dataclass
+class Served:
+    url: str
+    data_dir: Path
+    log: Path
+    fake: FakeOpenAI
+    budgets: list[tuple[int, int]]
+    """(searches_left, turns_left) of every fusion agent turn the fake LLM was asked."""
+
+    def embedding_env(self) -> dict[str, str]:
+        return {"MEMFUSE_EMBEDDING_PROVIDER": "openai",
+                "MEMFUSE_EMBEDDING_MODEL": "fake-embedder",
+                "MEMFUSE_EMBEDDING_BASE_URL": self.fake.base_url}
+
+
+_CHOICE = "[[ ## action ## ]]\n{action}\n\n[[ ## query ## ]]\n{query}\n\n[[ ## fused_id ## ]]\n\n\n"
+_PLAN = {"operations": [{"op": "no_op", "reason": "test"}], "rationale": "test"}
+
+
+def _agent(budgets: list[tuple[int, int]]) -> Any:
+    """The fake LLM as a fusion agent that searches while it may, then submits a no-op."""
+
+    def reply(body: dict[str, Any]) -> str:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if "[[ ## action ## ]]" not in system:
+            return f"[[ ## plan ## ]]\n{json.dumps(_PLAN)}\n\n[[ ## completed ## ]]"
+        searches = int(re.search(r'"searches_left":\s*(\d+)', user).group(1))  # type: ignore[union-attr]
+        turns = int(re.search(r'"turns_left":\s*(\d+)', user).group(1))  # type: ignore[union-attr]
+        budgets.append((searches, turns))
+        action = "search_memory" if searches else "submit"
+        query = "washing machine" if searches else ""
+        return _CHOICE.format(action=action, query=query) + "[[ ## completed ## ]]"
+
+    return reply
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def _fusion_only_config(directory: Path) -> Path:
-    """The repo's `fusion` entry, with absolute paths, as the only graph."""
+def _config(directory: Path) -> None:
+    """The repo's graph entries with absolute paths; `env` names the folder's `.env`."""
     spec = json.loads((REPO / "langgraph.json").read_text())
-    path, _, attr = spec["graphs"]["fusion"].partition(":")
-    config = {
-        "dependencies": [str(REPO)],
-        "graphs": {"fusion": f"{(REPO / path).resolve()}:{attr}"},
-        "env": {},
-    }
-    target = directory / "langgraph.json"
-    target.write_text(json.dumps(config))
-    return target
+    graphs = {}
+    for name, target in spec["graphs"].items():
+        path, _, attr = target.partition(":")
+        graphs[name] = f"{(REPO / path).resolve()}:{attr}"
+    assert spec["env"] == ".env"
+    config = {"dependencies": [str(REPO)], "graphs": graphs, "env": spec["env"]}
+    (directory / "langgraph.json").write_text(json.dumps(config))
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
@@ -73,96 +118,169 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: flo
     pytest.fail(f"langgraph dev not ready after {timeout}s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    if not LANGGRAPH.exists():
-        pytest.skip("the langgraph CLI (langgraph-cli[inmem]) is not installed in this venv")
-    workdir = tmp_path / "server"
-    workdir.mkdir()
-    config = _fusion_only_config(workdir)
-    port = _free_port()
+def _clean_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "MEMFUSE_"))}
     env.update(OFFLINE_ENV)
-    log = workdir / "server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                str(LANGGRAPH),
-                "dev",
-                "--no-browser",
-                "--no-reload",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--config",
-                str(config),
-            ],
-            cwd=workdir,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(url, proc, log, timeout=120)
-        yield url
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+    return env
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    if not LANGGRAPH.exists():
+        pytest.skip("the langgraph CLI (langgraph-cli[inmem]) is not installed in this venv")
+    root = tmp_path_factory.mktemp("langgraph")
+    workdir, data_dir = root / "server", root / "data"
+    workdir.mkdir()
+    _config(workdir)
+    budgets: list[tuple[int, int]] = []
+    with start_fake_openai(_agent(budgets)) as fake:
+        served = Served("", data_dir, workdir / "server.log", fake, budgets)
+        dotenv = {"MEMFUSE_DATA_DIR": str(data_dir), "MEMFUSE_LLM_MODEL": "fake-model",
+                  "MEMFUSE_LLM_BASE_URL": fake.base_url, **served.embedding_env()}
+        (workdir / ".env").write_text("".join(f"{k}={v}\n" for k, v in dotenv.items()))
+        port = _free_port()
+        with served.log.open("wb") as out:
+            proc = subprocess.Popen(
+                [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
+                 "--port", str(port), "--config", str(workdir / "langgraph.json")],
+                cwd=workdir, env=_clean_env(), stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        served.url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_ready(served.url, proc, served.log, timeout=120)
+            ingest(served, SAMPLE)
+            yield served
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=10)
+
+
+def ingest(served: Served, path: Path) -> None:
+    """`memfuse ingest` as a user runs it beside the server (offline fusion: no LLM set)."""
+    env = {**_clean_env(), "MEMFUSE_DATA_DIR": str(served.data_dir), **served.embedding_env()}
+    done = subprocess.run([str(MEMFUSE), "ingest", str(path)], cwd=path.parent, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def client(served: Served) -> Any:
+    from langgraph_sdk import get_sync_client
+
+    return get_sync_client(url=served.url)
+
+
+def ask(served: Served, thread_id: str, question: str, **extra: Any) -> dict[str, Any]:
+    context = {"policy": "offline", "k": 6, **extra.pop("context", {})}
+    return client(served).runs.wait(
+        thread_id, "retrieval", context=context,
+        input={"question": question, "question_time": ASKED, **extra},
+    )
+
+
+def new_thread(served: Served) -> str:
+    return str(client(served).threads.create()["thread_id"])
+
+
+def test_all_graphs_are_served(served: Served) -> None:
+    assert sorted(a["graph_id"] for a in client(served).assistants.search()) == [
+        "answer", "fusion", "retrieval"]
+
+
+def test_two_questions_on_one_thread_get_the_contexts_of_two_fresh_threads(
+    served: Served,
+) -> None:
+    shared = new_thread(served)
+    limping = ask(served, shared, "why was Tom limping?", requester="Anna")
+    washing = ask(served, shared, "what happened to the washing machine?")
+    fresh = {"limping": ask(served, new_thread(served), "why was Tom limping?", requester="Anna"),
+             "washing": ask(served, new_thread(served), "what happened to the washing machine?")}
+    assert limping == fresh["limping"]
+    assert washing == fresh["washing"]
+    assert washing["request"]["requester"] is None
+    assert "h_015" in washing["event_ids"] and washing["event_ids"] != limping["event_ids"]
+    assert washing["plans"][0]["focus"] != limping["plans"][0]["focus"]
+    state = client(served).threads.get_state(shared)["values"]
+    assert [h["question"] for h in state["history"]] == [
+        "why was Tom limping?", "what happened to the washing machine?"]
+    assert "unregistered type" not in served.log.read_text()  # checkpoints are plain JSON
+
+
+def test_an_event_the_cli_ingests_is_found_by_the_next_run(served: Served, tmp_path: Path
+                                                           ) -> None:
+    thread = new_thread(served)
+    before = ask(served, thread, "did anyone see the zeppelin?")
+    assert "z_001" not in before["event_ids"]
+    record = {"event_id": "z_001", "timestamp": "2026-05-14T18:00:00", "device": "camera_garden",
+              "modality": "vision", "location": "garden",
+              "description": "A red zeppelin floated low over the garden.", "characters": []}
+    path = tmp_path / "zeppelin.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    ingest(served, path)
+    after = ask(served, thread, "did anyone see the zeppelin?")
+    assert "z_001" in after["event_ids"]
+
+
+def test_a_missing_data_dir_is_a_note_not_a_new_folder(served: Served, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir"
+    out = ask(served, new_thread(served), "why was Tom limping?",
+              context={"data_dir": str(missing)})
+    assert out["event_ids"] == []
+    assert any("does not exist" in note and str(missing) in note for note in out["notes"])
+    assert not missing.exists()
 
 
 def _event(event_id: str, time_: str, device: str, text: str) -> dict[str, object]:
-    return {
-        "event_id": event_id,
-        "timestamp": f"2024-05-01T{time_}:00",
-        "device": device,
-        "modality": "vision",
-        "location": "kitchen",
-        "description": text,
-        "characters": ["David"],
-    }
+    return {"event_id": event_id, "timestamp": f"2024-05-01T{time_}:00", "device": device,
+            "modality": "vision", "location": "kitchen", "description": text,
+            "characters": ["David"]}
 
 
-def test_fusion_graph_over_http(server: str, tmp_path: Path) -> None:
-    from langgraph_sdk import get_sync_client
+def test_the_fusion_budget_is_full_at_the_start_of_every_run(served: Served, tmp_path: Path
+                                                             ) -> None:
+    context = {"data_dir": str(tmp_path / "fused"), "policy": "llm"}
+    thread = new_thread(served)
+    served.budgets.clear()
+    outputs = [
+        client(served).runs.wait(thread, "fusion", context=context, input={"event": event})
+        for event in (_event("b1", "08:00", "cam_kitchen", "David fixed the washing machine"),
+                      _event("b2", "09:00", "watch_david", "David washed the towels"))
+    ]
+    assert [o["turns"] for o in outputs] == [2, 2]
+    assert [o["decided_by"] for o in outputs] == ["llm", "llm"]
+    assert served.budgets == [(2, 4), (1, 3), (0, 2)] * 2  # the second run starts full again
+    assert any("created data dir" in note for note in outputs[0]["notes"])
 
-    client = get_sync_client(url=server)
-    assert [a["graph_id"] for a in client.assistants.search()] == ["fusion"]
+
+def test_fusion_over_http_commits_to_the_store(served: Served, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    context = {"data_dir": str(data_dir), "namespace": "default", "policy": "offline"}
-
-    thread = client.threads.create()
-    first = client.runs.wait(
-        thread["thread_id"],
-        "fusion",
-        context=context,
-        input={
-            "event": _event("k1", "08:00", "cam_kitchen", "David spilled milk on the kitchen table")
-        },
+    context = {"data_dir": str(data_dir), "namespace": "default", "policy": "offline",
+               # the fake embeddings are random: let similarity not stand in the way of a pack
+               "policy_config": {"create_min_similarity": -1.0}}
+    first = client(served).runs.wait(
+        new_thread(served), "fusion", context=context,
+        input={"event": _event("k1", "08:00", "cam_kitchen",
+                               "David spilled milk on the kitchen table")},
     )
     assert first["event_id"] == "k1" and first["outcome"] == "committed"
     assert first["report"]["status"] == "done" and first["violations"] == []
-
-    second = client.runs.wait(
-        client.threads.create()["thread_id"],
-        "fusion",
-        context=context,
-        input={
-            "event": _event("k2", "08:01", "watch_david", "David says he spilled milk on the table")
-        },
+    second = client(served).runs.wait(
+        new_thread(served), "fusion", context=context,
+        input={"event": _event("k2", "08:01", "watch_david",
+                               "David says he spilled milk on the table")},
     )
-    assert second["outcome"] == "committed"
+    assert second["outcome"] == "committed" and second["decided_by"] == "offline"
     assert [op["op"] for op in second["plan"]["operations"]] == ["create_fusion_node"]
     (fused_id,) = second["report"]["created"]
 
-    store = MemoryStore.open(data_dir)  # vectors are all in Chroma: opening embeds nothing
+    embedding = EmbeddingConfig(provider="openai", model="fake-embedder",
+                                base_url=served.fake.base_url)
+    store = MemoryStore.open(data_dir, embedding=embedding)  # the server's embedding settings
     try:
         assert [e.event_id for e in store.all_events()] == ["k1", "k2"]
         assert store.get_fused(fused_id).members == ["k1", "k2"]
@@ -170,3 +288,12 @@ def test_fusion_graph_over_http(server: str, tmp_path: Path) -> None:
         assert store.plan_counts() == {"pending": 0, "done": 2, "rejected": 0}
     finally:
         store.close()
+
+
+def test_answer_without_a_reader_returns_the_evidence(served: Served) -> None:
+    out = client(served).runs.wait(
+        new_thread(served), "answer", context={"policy": "offline", "k": 4, "llm_model": ""},
+        input={"question": "what happened to the washing machine?", "question_time": ASKED},
+    )
+    assert out["answer"] is None and out["note"].startswith("no LLM configured")
+    assert len(out["context"]) == 4 and out["decisions"][-1]["step"] == "reader"

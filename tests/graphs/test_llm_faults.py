@@ -21,6 +21,7 @@ from dspy.utils.dummies import DummyLM
 from graphs.answer import answer_problem, answer_question
 from graphs.fusion.context import FusionContext
 from graphs.fusion.graph import builder as fusion_builder
+from graphs.fusion.state import State as FusionState
 from graphs.llm import LLMProviderError
 from graphs.reader import read_answer
 from graphs.retrieval import ControllerOptions, retrieve
@@ -185,12 +186,12 @@ def test_a_garbage_plan_is_an_offline_fallback_in_the_trace(store: MemoryStore) 
 
 
 def run_fusion(event: Event, ctx: FusionContext) -> dict[str, Any]:
-    """A fresh fusion graph's final full state (plan id included)."""
+    """A fresh fusion graph's final full state (plan id included), typed."""
     final: dict[str, Any] = {}
     for values in fusion_builder.compile().stream({"event": event}, context=ctx,
                                                   stream_mode="values"):
         final = values
-    return final
+    return dict(FusionState.model_validate(final))
 
 
 def test_a_garbage_fusion_plan_is_rejected_with_what_came_back(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import dspy
 import pytest
 from dspy.utils.dummies import DummyLM
 
+from graphs import resources
 from graphs.retrieval import (
     ABLATIONS,
     MEMFUSE,
@@ -26,7 +27,7 @@ from graphs.retrieval import (
 from graphs.retrieval import nodes as retrieval_nodes
 from graphs.retrieval.context import RetrievalContext
 from graphs.retrieval.graph import builder, graph
-from graphs.retrieval.nodes import final_selection
+from graphs.retrieval.planning import final_selection
 from graphs.retrieval.state import keep_best, keep_first
 from memfuse.settings import MemFuseSettings
 from memory.errors import ConfigurationError, UnknownRecipeError
@@ -277,7 +278,9 @@ def test_compiled_graph_opens_the_store_from_the_context_once(
         return store
 
     monkeypatch.setattr(MemoryStore, "open", staticmethod(fake_open))
-    monkeypatch.setattr(retrieval_nodes, "_OPEN_STORES", {})
+    monkeypatch.setattr(resources, "_STORES", {})
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "household.sqlite").touch()  # a store is there to be read
     context = {"data_dir": str(tmp_path / "elsewhere"), "namespace": "household",
                "policy": "offline", "k": 4}
     fresh = builder.compile()

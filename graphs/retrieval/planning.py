@@ -1,0 +1,116 @@
+"""The controller's pure reasoning over its state: the next plan when the judge's cannot be
+used, what the judge is shown, the final selection and why the loop stopped.
+
+No store writes and no LLM here, so each rule can be tested on its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graphs.retrieval.context import Backfill, RetrievalContext
+from graphs.retrieval.state import State
+from memory.models import NodeKind
+from memory.records import Candidate
+from memory.search.plan import RoundPlan
+from memory.store_api import MemoryStoreAPI
+from signatures.evidence import EvidenceItem
+from signatures.planning_offline import alternative_plans, first_unexecuted
+
+EVIDENCE_EVENTS = 60  # accumulated events shown to the judge, best score first
+EVIDENCE_FUSED = 5  # fused summaries shown to the judge
+_FACET_PREFIX = re.compile(r"^(entity|keyword|time):\s*")
+
+
+def queries_of(plan: RoundPlan) -> list[str]:
+    return list(dict.fromkeys([plan.focus, *plan.semantic_queries, plan.lexical_query()]))
+
+
+def facet_terms(missing_facets: list[str]) -> list[str]:
+    """Search terms from missing-facet labels ("keyword: milk" → "milk"); time facets drop out."""
+    terms = []
+    for facet in missing_facets:
+        if facet.startswith("time:"):
+            continue
+        term = _FACET_PREFIX.sub("", facet).strip()
+        if term:
+            terms.append(term)
+    return terms
+
+
+def derive_plan(state: State, question: str, missing_facets: list[str]) -> RoundPlan | None:
+    """A plan unlike every executed one: the missing facets first, then broader variants."""
+    first, last = state.plans[0], state.plans[-1]
+    keywords = " ".join(first.keywords)
+    candidates = [
+        *alternative_plans(first, facet_terms(missing_facets) or None),
+        *alternative_plans(last),
+        RoundPlan.from_query(question.strip() or first.focus),
+        *([RoundPlan.from_query(keywords)] if keywords else []),
+    ]
+    return first_unexecuted(candidates, state.plans)
+
+
+def evidence_items(store: MemoryStoreAPI, state: State) -> list[EvidenceItem]:
+    """The accumulated pool as judge evidence: the best events, then a few fused summaries."""
+    ranked = sorted(state.candidates.values(), key=lambda c: (-c.score, c.node_id))
+    ranked = ranked[:EVIDENCE_EVENTS]
+    events = {e.event_id: e for e in store.get_events([c.node_id for c in ranked])}
+    items = [
+        EvidenceItem(
+            node_id=c.node_id, timestamp=events[c.node_id].timestamp,
+            device=events[c.node_id].device, location=events[c.node_id].location,
+            text=events[c.node_id].description, characters=list(events[c.node_id].characters),
+            score=c.score,
+        )
+        for c in ranked
+        if c.node_id in events
+    ]
+    fused = sorted(state.fused.values(), key=lambda c: (-c.score, c.node_id))[:EVIDENCE_FUSED]
+    for candidate in fused:
+        node = store.get_fused(candidate.node_id)
+        items.append(EvidenceItem(
+            node_id=node.node_id, kind=NodeKind.FUSED, timestamp=node.start, end=node.end,
+            device=",".join(node.devices), text=node.summary, characters=list(node.subjects),
+            score=candidate.score,
+        ))
+    return items
+
+
+def final_selection(
+    selected_ids: list[str],
+    candidates: dict[str, Candidate],
+    k: int,
+    found: dict[str, tuple[int, int]] | None = None,
+    order: Backfill = "history",
+) -> list[str]:
+    """The judged shortlist first, then the rest of the pool, cut to k event ids.
+
+    `history` back-fills in the order the searches found them (round 1's ranking, then
+    what each later round added); `score` by best score across rounds. Scores of
+    different rounds answer different queries, so `history` keeps the first search's
+    coverage/timeline spread intact (it measured better on the synthetic benchmark).
+    """
+    chosen = [i for i in dict.fromkeys(selected_ids) if i in candidates]
+    taken = set(chosen)
+    rest = [c for c in candidates.values() if c.node_id not in taken]
+    if order == "history" and found:
+        last = (len(found) + 1, 0)
+        rest.sort(key=lambda c: (*found.get(c.node_id, last), -c.score, c.node_id))
+    else:
+        rest.sort(key=lambda c: (-c.score, c.node_id))
+    return [*chosen, *(c.node_id for c in rest)][:k]
+
+
+def stop_reason_of(state: State, context: RetrievalContext) -> str:
+    if state.stop_reason:
+        return state.stop_reason
+    if not context.use_controller:
+        return "one search round (controller off)"
+    if state.judgements and state.judgements[-1].sufficient:
+        return f"judged sufficient after round {state.round}"
+    if state.round >= context.max_rounds:
+        return f"reached the maximum of {context.max_rounds} rounds"
+    if state.judgements and state.judgements[-1].next_plan is None:
+        return f"no further plan after round {state.round}: missing facets already searched"
+    return f"stopped after round {state.round}"
