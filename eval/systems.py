@@ -255,9 +255,14 @@ def _fusion_config_key() -> str:
     }
     from signatures.programs import fusion_policy, program_path
 
+    from memory.settings import load_settings
+
     program = program_path("fusion")  # a compiled LLM program changes ingest too
+    settings = load_settings()  # the context leaves the LLM to the settings (policy auto)
+    llm = [settings.llm_model, settings.llm_base_url, settings.llm_temperature,
+           settings.llm_max_tokens] if settings.llm_model else None
     parts = [
-        context, FusionPolicyConfig().model_dump(), CandidateConfig().model_dump(),
+        context, llm, FusionPolicyConfig().model_dump(), CandidateConfig().model_dump(),
         fusion_policy().policy,
         hashlib.sha256(program.read_bytes()).hexdigest() if program else None,
     ]

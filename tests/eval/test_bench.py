@@ -231,3 +231,13 @@ def test_registered_ingest_mode_adds_its_metrics_and_interrupted_stores_are_rebu
     second = _bench(dataset, tmp_path, systems=["memfuse", "bm25"], out_dir=tmp_path / "out2")
     assert second.ingests_run == 1  # only the unfinished store is rebuilt
     assert second.results["systems"]["memfuse"]["overall"]["events_stored"] == 12.0
+
+
+def test_the_fused_store_cache_key_follows_the_llm_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store fused by an LLM is not reused for an offline run (or another model's)."""
+    monkeypatch.delenv("MEMFUSE_LLM_MODEL", raising=False)
+    offline = systems_module._fusion_config_key()
+    monkeypatch.setenv("MEMFUSE_LLM_MODEL", "model-a")
+    with_a = systems_module._fusion_config_key()
+    monkeypatch.setenv("MEMFUSE_LLM_MODEL", "model-b")
+    assert len({offline, with_a, systems_module._fusion_config_key()}) == 3
