@@ -120,7 +120,8 @@ class RunContext:
 
     @property
     def injected(self) -> Injected:
-        return self.__dict__.get("_injected", Injected())
+        injected: Injected = self.__dict__.get("_injected", Injected())
+        return injected
 
     def injecting(self, **objects: Any) -> Self:
         """A copy with these live objects added (store=, settings=, lm=, program=, reader=)."""

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import openai
 from langchain_core.messages import BaseMessage
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from memory.errors import ConfigurationError
 from signatures.lm import DEFAULT_PROVIDER, DEFAULT_TIMEOUT_S, model_names
@@ -55,9 +56,9 @@ class LLMRole:
         return ChatOpenAI(
             model=self.model,
             base_url=self.base_url,
-            api_key=self.api_key,
+            api_key=SecretStr(self.api_key),
             temperature=self.temperature,
-            max_tokens=self.max_tokens,
+            max_tokens=self.max_tokens,  # type: ignore[call-arg]  # pydantic alias of max_completion_tokens
             timeout=self.timeout_s,
             max_retries=0,
             use_responses_api=False,

@@ -200,7 +200,8 @@ class Resources:
     def reader(self) -> Reader | None:
         """The injected reader, the configured LLM's, or None (no LLM: evidence only)."""
         if self.injected.reader is not None:
-            return self.injected.reader
+            reader: Reader = self.injected.reader
+            return reader
         if not self.settings.llm_model:
             return None
         from graphs.reader import read_answer  # needs langchain-openai: load lazily
@@ -266,7 +267,7 @@ def _store(context: RunContext, settings: MemFuseSettings, write: bool
 def resources_for(context: RunContext, *, write: bool = False) -> Resources:
     """What a run with this context works with, resolved once per context object (a server
     run builds a new context per run; an ingest reuses one for all its events)."""
-    cached = context.__dict__.get("_resources")
+    cached: Resources | None = context.__dict__.get("_resources")
     if cached is not None:
         return cached
     settings = run_settings(context)

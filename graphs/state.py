@@ -58,7 +58,8 @@ def node(function: F) -> F:
 
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        return plain(function(*args, **kwargs))
+        update: dict[str, Any] = plain(function(*args, **kwargs))
+        return update
 
     run.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
     return run  # type: ignore[return-value]

@@ -63,7 +63,7 @@ from memory.models import (
     format_timestamp,
     is_fused_id,
 )
-from memory.store_api import AddReport, StoreStats
+from memory.store_api import AddReport, PlanStatus, StoreStats
 from memory.temporal_index import TemporalIndex
 from memory.vector_index import (
     IndexedVector,
@@ -74,7 +74,6 @@ from memory.vector_index import (
     release_chroma_client,
 )
 
-PlanStatus = Literal["pending", "done", "rejected"]
 _PLAN_STATUSES: tuple[PlanStatus, ...] = ("pending", "done", "rejected")
 _NAMESPACE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?")
 _SCHEMA_VERSION = "1"

@@ -16,6 +16,8 @@ from pydantic import BaseModel, Field
 
 from memory.models import Edge, EdgeType, Event, FusedNode, NodeKind
 
+PlanStatus = Literal["pending", "done", "rejected"]
+
 
 class AddReport(BaseModel):
     """Outcome of an add_events batch."""
@@ -123,7 +125,7 @@ class MemoryStoreAPI(Protocol):
     def log_plan(self, plan_id: str, event_id: str | None, payload: dict[str, Any]) -> bool:
         """Record a plan as `pending` before it is applied; False if plan_id is already logged."""
 
-    def mark_plan(self, plan_id: str, status: str, reason: str | None = None) -> None:
+    def mark_plan(self, plan_id: str, status: PlanStatus, reason: str | None = None) -> None:
         """Set a logged plan's status: `done` or `rejected` (with the reason)."""
 
     def pending_plans(self) -> list[tuple[str, dict[str, Any]]]:

@@ -17,7 +17,7 @@ class AnswerContext(RetrievalContext):
 
     reader: InitVar[Hidden] = None
 
-    def __post_init__(  # type: ignore[override]
+    def __post_init__(
         self, store: Any, settings: Any, lm: Any, reader: Any
     ) -> None:
         super().__post_init__(store, settings, lm)

@@ -81,7 +81,7 @@ class FusionContext(RunContext):
     )
     program: InitVar[Hidden] = None
 
-    def __post_init__(  # type: ignore[override]
+    def __post_init__(
         self, store: Any, settings: Any, lm: Any, program: Any
     ) -> None:
         super().__post_init__(store, settings, lm)

@@ -167,7 +167,7 @@ def _fuse_queued(event: Event, session: list[Event], ctx: FusionContext, tally: 
 def _fuse_one(event: Event, session: list[Event], ctx: FusionContext, tally: _Tally) -> None:
     report = tally.report
     out = FusionOutput.model_validate(
-        graph.invoke({"event": event, "session": session}, context=ctx)
+        graph.invoke({"event": event, "session": session}, context=ctx)  # type: ignore[call-overload]
     )
     report.events += 1
     report.tool_calls += out.turns

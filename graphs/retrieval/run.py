@@ -93,7 +93,7 @@ def retrieve(
     if not isinstance(question, str) or not question.strip():
         raise InvalidQueryError("the question is empty")
     started = time.perf_counter()
-    output = RetrievalOutput.model_validate(graph.invoke(
+    output = RetrievalOutput.model_validate(graph.invoke(  # type: ignore[call-overload]  # input given as the JSON dict a server run gets
         {"question": question, "question_time": question_time, "requester": requester, "k": k},
         context=options.context(store, k),
     ))

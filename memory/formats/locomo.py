@@ -65,7 +65,7 @@ def _canonical_dia(dia_id: str) -> str:
 
 def _sessions(
     sample_id: str, conversation: dict[str, Any]
-) -> list[tuple[int, datetime, list[dict]]]:
+) -> list[tuple[int, datetime, list[dict[str, Any]]]]:
     sessions = []
     for key, turns in conversation.items():
         match = _SESSION_KEY.match(key)

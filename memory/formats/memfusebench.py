@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from memory.errors import MemFuseError
 from memory.models import Event, Modality, SourceKind, parse_event, parse_timestamp
 
-VERSION = "memfusebench-1"
+VERSION: Literal["memfusebench-1"] = "memfusebench-1"
 
 Category = Literal["causal", "fusion", "user_aggregation", "user_query", "conflict", "perspective"]
 CATEGORIES: tuple[str, ...] = get_args(Category)

@@ -53,13 +53,13 @@ def _validate_scenario(scenario: Scenario) -> None:
             if event.event_id in events:
                 raise DatasetError("duplicate event id", sid, where)
             events[event.event_id] = event
-            device = devices.get(event.device)
-            if device is None:
+            known = devices.get(event.device)
+            if known is None:
                 raise DatasetError(
                     f"unknown device {event.device!r} (not in all_devices)", sid, where
                 )
-            if event.modality not in device.modality:
-                allowed = ", ".join(m.value for m in device.modality)
+            if event.modality not in known.modality:
+                allowed = ", ".join(m.value for m in known.modality)
                 raise DatasetError(
                     f"device {event.device!r} cannot produce modality {event.modality.value!r} "
                     f"(it produces: {allowed})",
@@ -76,12 +76,12 @@ def _validate_scenario(scenario: Scenario) -> None:
         for n, item in enumerate(question.checklist, start=1):
             references += [(f"checklist item {n}", i) for i in item.evidence_event_ids]
         for field, event_id in references:
-            event = events.get(event_id)
-            if event is None:
+            cited = events.get(event_id)
+            if cited is None:
                 raise DatasetError(
                     f"{field}: evidence id {event_id!r} does not resolve to an event", sid, where
                 )
-            if event.is_adversarial:
+            if cited.is_adversarial:
                 raise DatasetError(
                     f"{field}: evidence id {event_id!r} is an adversarial distractor", sid, where
                 )
