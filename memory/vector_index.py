@@ -182,7 +182,11 @@ class VectorIndex:
         try:
             collection = client.get_or_create_collection(
                 collection_name(namespace, store_id),
-                configuration={"hnsw": {"space": "cosine"}},
+                # Inner product, not cosine: our vectors are unit length, so the ranking is
+                # the same, and Chroma gives back exactly the floats it was given (its cosine
+                # space re-normalises in float32, so a reopen loaded some vectors an ulp
+                # away and broke exact ties). A collection made before keeps its space.
+                configuration={"hnsw": {"space": "ip"}},
                 embedding_function=None,  # we always pass our own vectors
             )
             try:
