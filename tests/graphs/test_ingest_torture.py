@@ -32,21 +32,20 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def graph_of(store: MemoryStore) -> tuple[Any, ...]:
-    """Everything fusion built: fused nodes (members, summary), causal and belong edges with
-    their weights, and which pairs semantic edges join.
+    """Everything fusion built: fused nodes (members, summary) and every edge with its weight.
 
-    A semantic edge's weight is the similarity at the moment it was made, and after a crash
-    one between two fused nodes can carry the weight of the other node's neighbouring summary
-    version (seen in about one run in three; the pairs always agree): pairs are compared
-    exactly, their weights not. Known gap, issue 10.
+    Semantic weights are compared too: they were once off after a crash (Chroma's cosine space
+    gave vectors back an ulp away on reopen, which broke exact ties between the stream's
+    repeated texts); collections now use inner product and return the bits they were given.
     """
     fused = sorted((n.node_id, tuple(n.members), n.summary) for n in store.all_fused())
     nodes = [e.event_id for e in store.all_events()] + [n[0] for n in fused]
     edges = {e for n in nodes for e in store.neighbors(n)}
-    weighted = sorted({(e.src, e.dst, e.type.value, round(e.weight, 3))
-                       for e in edges if e.type.value != "semantic"})
-    semantic = sorted({tuple(sorted((e.src, e.dst))) for e in edges if e.type.value == "semantic"})
-    return fused, weighted, semantic
+    weighted = sorted({(*sorted((e.src, e.dst)), e.type.value, round(e.weight, 4))
+                       if e.type.value == "semantic" else (e.src, e.dst, e.type.value,
+                                                           round(e.weight, 4))
+                       for e in edges})
+    return fused, weighted
 
 
 def check_consistent(store: MemoryStore, inputs: set[str]) -> None:
