@@ -206,8 +206,11 @@ class Scorer:
         items = [c.item for c in question.checklist] if question.checklist else [question.answer]
         try:
             answer = self.reader.answer(
-                outcome.context, question=question.question, questioner=question.user,
-                question_time=question.time, full_context=full_context(system),
+                outcome.context,
+                question=question.question,
+                questioner=question.user,
+                question_time=question.time,
+                full_context=full_context(system),
             )
             verdict = self.judge.score(question.question_id, question.question, answer, items)
         except (JudgeError, LLMProviderError) as exc:

@@ -32,7 +32,8 @@ def synth(
     seed: int = typer.Option(7, "--seed"),
     out: Path = typer.Option(Path("data/memfusebench.json"), "--out"),
     person_blind: bool = typer.Option(
-        False, "--person-blind",
+        False,
+        "--person-blind",
         help="Drop the people tags (characters) of events from devices that cannot know who "
         "is there (motion, door, climate, lights, appliances...; see eval/person_blind.py).",
     ),
@@ -98,8 +99,15 @@ def bench(
     from eval.report import render_console_table
 
     results = run_bench(
-        dataset, format=fmt, systems=names, k=k, limit=limit, out_dir=out,
-        data_dir=data_dir or (out / "stores"), settings=settings, progress=True,
+        dataset,
+        format=fmt,
+        systems=names,
+        k=k,
+        limit=limit,
+        out_dir=out,
+        data_dir=data_dir or (out / "stores"),
+        settings=settings,
+        progress=True,
     )
     console().print(render_console_table(results))
     console().print(
@@ -192,12 +200,20 @@ def optimize(
     if auto not in ("light", "medium", "heavy"):
         raise MemFuseError(f"--auto: expected light, medium or heavy, got {auto!r}")
     request = OptimizeRequest(
-        target=target, optimizer=optimizer, dataset=dataset,  # type: ignore[arg-type]
-        train_scenarios=train_scenarios, dev_scenarios=dev_scenarios, out=out, k=k, limit=limit,
+        target=target,
+        optimizer=optimizer,
+        dataset=dataset,  # type: ignore[arg-type]
+        train_scenarios=train_scenarios,
+        dev_scenarios=dev_scenarios,
+        out=out,
+        k=k,
+        limit=limit,
         data_dir=(data_dir / "optimize-stores") if data_dir else None,
         dspy=DSPyOptions(
-            max_demos=max_demos, auto=auto,  # type: ignore[arg-type]
-            num_candidates=num_candidates, num_trials=num_trials,
+            max_demos=max_demos,
+            auto=auto,  # type: ignore[arg-type]
+            num_candidates=num_candidates,
+            num_trials=num_trials,
             max_metric_calls=max_metric_calls,
         ),
         settings=load_settings(data_dir=data_dir),
@@ -207,8 +223,10 @@ def optimize(
     out_console.print(score_table(result.manifest))
     if result.grid is not None:
         verdict = "beats" if result.manifest["beats_defaults"] else "does not beat"
-        out_console.print(f"best point: {result.manifest['best_label']} — {verdict} the shipped "
-                          "defaults (train better, dev not worse)")
+        out_console.print(
+            f"best point: {result.manifest['best_label']} — {verdict} the shipped "
+            "defaults (train better, dev not worse)"
+        )
     out_console.print(f"wrote {result.program_path} and {result.manifest_path}")
 
 
@@ -219,8 +237,8 @@ def show_question(
     system: str = typer.Option("memfuse", "--system"),
     data_dir: Path | None = DataDir,
 ) -> None:
-    """One benchmark question: gold answer, retrieved context with provenance, gold evidence marked ✓."""
+    """One benchmark question: gold answer, retrieved context with provenance, gold evidence
+    marked ✓."""
     from eval.showcase import show_question as run
 
     run(dataset, index=index, system=system, data_dir=data_dir, out=console())
-

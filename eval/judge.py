@@ -73,7 +73,10 @@ def judge_messages(question: str, answer: str, items: Sequence[str]) -> list[Bas
         system_answer=answer or "(empty answer)",
         checklist_text=checklist_text(items),
     )
-    return [SystemMessage(content=load_prompt("judge_system.md", PROMPTS_DIR)), HumanMessage(content=user)]
+    return [
+        SystemMessage(content=load_prompt("judge_system.md", PROMPTS_DIR)),
+        HumanMessage(content=user),
+    ]
 
 
 def correction_message(problem: str, n_items: int) -> HumanMessage:

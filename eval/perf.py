@@ -22,19 +22,63 @@ from memory.models import Event, Modality
 
 PEOPLE = ["Alice", "Ben", "Chloe", "David", "Emma", "Farid", "Grace", "Hugo"]
 DEVICES = [
-    ("watch_{p}", Modality.HEALTH, "wearable", "recorded a heart rate of {n} bpm while {p} was {act}"),
+    (
+        "watch_{p}",
+        Modality.HEALTH,
+        "wearable",
+        "recorded a heart rate of {n} bpm while {p} was {act}",
+    ),
     ("watch_{p}", Modality.MOTION, "wearable", "counted {n} steps as {p} was {act}"),
     ("phone_{p}", Modality.APP_USAGE, "carried", "{p} spent {n} minutes in the {app} app"),
-    ("phone_{p}", Modality.DIALOGUE, "carried", "{p} told the assistant to remind them about {thing}"),
-    ("speaker_living", Modality.AUDIO, "living_room", "heard {p} talking about {thing} for {n} seconds"),
+    (
+        "phone_{p}",
+        Modality.DIALOGUE,
+        "carried",
+        "{p} told the assistant to remind them about {thing}",
+    ),
+    (
+        "speaker_living",
+        Modality.AUDIO,
+        "living_room",
+        "heard {p} talking about {thing} for {n} seconds",
+    ),
     ("camera_kitchen", Modality.VISION, "kitchen", "captured {p} {act} near the {thing}"),
     ("thermostat_hall", Modality.ENVIRONMENT, "hallway", "read {n} degrees and {m}% humidity"),
-    ("lock_front", Modality.LOCATION, "front_door", "unlocked for {p} with code entry at the front door"),
-    ("fridge_kitchen", Modality.DEVICE_STATUS, "kitchen", "door left open for {n} seconds; {thing} shelf low"),
+    (
+        "lock_front",
+        Modality.LOCATION,
+        "front_door",
+        "unlocked for {p} with code entry at the front door",
+    ),
+    (
+        "fridge_kitchen",
+        Modality.DEVICE_STATUS,
+        "kitchen",
+        "door left open for {n} seconds; {thing} shelf low",
+    ),
 ]
-ACTS = ["cooking", "walking the dog", "reading", "cleaning", "working", "stretching", "limping", "resting"]
-THINGS = ["the dentist appointment", "milk", "the leaking tap", "eggs", "the school trip", "a parcel",
-          "the car service", "grandma's visit", "the broken heater", "vitamins"]
+ACTS = [
+    "cooking",
+    "walking the dog",
+    "reading",
+    "cleaning",
+    "working",
+    "stretching",
+    "limping",
+    "resting",
+]
+THINGS = [
+    "the dentist appointment",
+    "milk",
+    "the leaking tap",
+    "eggs",
+    "the school trip",
+    "a parcel",
+    "the car service",
+    "grandma's visit",
+    "the broken heater",
+    "vitamins",
+]
 APPS = ["Calendar", "Maps", "Recipes", "Banking", "Messages", "Fitness", "News"]
 
 
@@ -47,15 +91,24 @@ def synthetic_events(n: int, seed: int = 13) -> list[Event]:
         person = rng.choice(PEOPLE)
         device, modality, location, template = rng.choice(DEVICES)
         text = template.format(
-            p=person, n=rng.randint(40, 9000), m=rng.randint(25, 70), act=rng.choice(ACTS),
-            thing=rng.choice(THINGS), app=rng.choice(APPS),
+            p=person,
+            n=rng.randint(40, 9000),
+            m=rng.randint(25, 70),
+            act=rng.choice(ACTS),
+            thing=rng.choice(THINGS),
+            app=rng.choice(APPS),
         )
-        events.append(Event(
-            event_id=f"perf_{i:06d}",
-            timestamp=start + timedelta(minutes=4 * i + rng.randint(0, 3)),
-            device=device.format(p=person.lower()), modality=modality, location=location,
-            description=text[0].upper() + text[1:] + ".", characters=(person,),
-        ))
+        events.append(
+            Event(
+                event_id=f"perf_{i:06d}",
+                timestamp=start + timedelta(minutes=4 * i + rng.randint(0, 3)),
+                device=device.format(p=person.lower()),
+                modality=modality,
+                location=location,
+                description=text[0].upper() + text[1:] + ".",
+                characters=(person,),
+            )
+        )
     return events
 
 
@@ -71,16 +124,24 @@ class PerfReport(BaseModel):
     controller_p95_ms: float | None = None
 
     def render(self) -> Table:
-        table = Table(title=f"memfuse bench-perf — {self.events:,} synthetic events, mode {self.mode}")
+        table = Table(
+            title=f"memfuse bench-perf — {self.events:,} synthetic events, mode {self.mode}"
+        )
         table.add_column("metric")
         table.add_column("value", justify="right")
-        table.add_row("ingest seconds (embedding included, cache cold)", f"{self.ingest_seconds:.1f}")
+        table.add_row(
+            "ingest seconds (embedding included, cache cold)", f"{self.ingest_seconds:.1f}"
+        )
         table.add_row("ingest events/s", f"{self.ingest_events_per_s:.1f}")
-        table.add_row(f"single search p50 / p95 ms ({self.search_queries} queries)",
-                      f"{self.search_p50_ms:.1f} / {self.search_p95_ms:.1f}")
+        table.add_row(
+            f"single search p50 / p95 ms ({self.search_queries} queries)",
+            f"{self.search_p50_ms:.1f} / {self.search_p95_ms:.1f}",
+        )
         if self.controller_p50_ms is not None:
-            table.add_row("multi-round controller p50 / p95 ms",
-                          f"{self.controller_p50_ms:.1f} / {self.controller_p95_ms:.1f}")
+            table.add_row(
+                "multi-round controller p50 / p95 ms",
+                f"{self.controller_p50_ms:.1f} / {self.controller_p95_ms:.1f}",
+            )
         return table
 
 
@@ -88,8 +149,13 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
     return float(np.percentile(samples, 50)), float(np.percentile(samples, 95))
 
 
-def run_perf(n_events: int = 10_000, n_queries: int = 200, mode: str = "plain",
-             data_dir: Path | None = None, seed: int = 13) -> PerfReport:
+def run_perf(
+    n_events: int = 10_000,
+    n_queries: int = 200,
+    mode: str = "plain",
+    data_dir: Path | None = None,
+    seed: int = 13,
+) -> PerfReport:
     from memfuse.api import MemFuse
     from memory.retrieval import search
     from memory.search.config import MEMFUSE_DEFAULT
@@ -97,8 +163,9 @@ def run_perf(n_events: int = 10_000, n_queries: int = 200, mode: str = "plain",
     events = synthetic_events(n_events, seed)
     rng = random.Random(seed + 1)
     queries = [
-        f"what did {rng.choice(PEOPLE)} say about {rng.choice(THINGS)}" if i % 2 else
-        f"when was {rng.choice(PEOPLE)} {rng.choice(ACTS)} in the kitchen"
+        f"what did {rng.choice(PEOPLE)} say about {rng.choice(THINGS)}"
+        if i % 2
+        else f"when was {rng.choice(PEOPLE)} {rng.choice(ACTS)} in the kitchen"
         for i in range(n_queries)
     ]
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,12 +189,24 @@ def run_perf(n_events: int = 10_000, n_queries: int = 200, mode: str = "plain",
             if retrieve is not None:
                 for query in queries[: max(10, n_queries // 4)]:
                     t0 = time.perf_counter()
-                    retrieve(memory.store, query, question_time=events[-1].timestamp, requester=None,
-                             k=20, options=MEMFUSE)
+                    retrieve(
+                        memory.store,
+                        query,
+                        question_time=events[-1].timestamp,
+                        requester=None,
+                        k=20,
+                        options=MEMFUSE,
+                    )
                     controller.append((time.perf_counter() - t0) * 1000)
     c50, c95 = _percentiles(controller) if controller else (None, None)
     return PerfReport(
-        events=n_events, mode=mode, ingest_seconds=ingest_s, ingest_events_per_s=n_events / ingest_s,
-        search_queries=len(latencies), search_p50_ms=p50, search_p95_ms=p95,
-        controller_p50_ms=c50, controller_p95_ms=c95,
+        events=n_events,
+        mode=mode,
+        ingest_seconds=ingest_s,
+        ingest_events_per_s=n_events / ingest_s,
+        search_queries=len(latencies),
+        search_p50_ms=p50,
+        search_p95_ms=p95,
+        controller_p50_ms=c50,
+        controller_p95_ms=c95,
     )

@@ -38,7 +38,8 @@ def show_question(
     scenario = dataset.scenarios[0]
     if index >= len(scenario.questions):
         raise MemFuseError(
-            f"--index {index}: scenario {scenario.scenario_id} has {len(scenario.questions)} questions"
+            f"--index {index}: scenario {scenario.scenario_id} has "
+            f"{len(scenario.questions)} questions"
         )
     question = scenario.questions[index]
     (chosen,) = resolve_systems([system])
@@ -55,11 +56,15 @@ def show_question(
     gold = set(question.evidence_ids)
     recall = evidence_recall(question.evidence_ids, outcome.event_ids) or 0.0
     out.rule(f"{scenario.scenario_id} · {question.question_id} · {question.category}")
-    out.print(f"[bold]Question[/bold] ({question.user or 'unknown'}, {format_timestamp(question.time)}): "
-              f"{question.question}")
+    out.print(
+        f"[bold]Question[/bold] ({question.user or 'unknown'}, {format_timestamp(question.time)}): "
+        f"{question.question}"
+    )
     out.print(f"[bold]Reference answer:[/bold] {question.answer}")
-    title = (f"{system}: {len(outcome.context)} entries, {outcome.rounds} round(s), "
-             f"{outcome.elapsed_ms:.0f} ms — gold evidence found {recall:.0%} (✓)")
+    title = (
+        f"{system}: {len(outcome.context)} entries, {outcome.rounds} round(s), "
+        f"{outcome.elapsed_ms:.0f} ms — gold evidence found {recall:.0%} (✓)"
+    )
     out.print(context_table(outcome.context, title, gold=gold))
     missing = sorted(gold - set(outcome.event_ids))
     if missing:

@@ -178,12 +178,18 @@ class ControllerSystem:
         from graphs.retrieval.run import retrieve
 
         result = retrieve(
-            store, question.question, question_time=question.time, requester=question.user,
-            k=k, options=self.options,
+            store,
+            question.question,
+            question_time=question.time,
+            requester=question.user,
+            k=k,
+            options=self.options,
         )
         return RetrievalOutcome(
-            event_ids=result.event_ids[:k], context=result.context,
-            elapsed_ms=result.elapsed_ms, rounds=max(1, result.rounds),
+            event_ids=result.event_ids[:k],
+            context=result.context,
+            elapsed_ms=result.elapsed_ms,
+            rounds=max(1, result.rounds),
         )
 
 
@@ -205,9 +211,12 @@ SYSTEMS: dict[str, Callable[[], BenchSystem]] = {
     "memfuse_no_rc": _controller("memfuse_no_rc"),
     "memfuse_no_graph": _controller("memfuse_no_graph"),
     "memfuse_no_fusion": _controller("memfuse_no_fusion"),
-    "memfuse_single_search": lambda: RecipeSystem("memfuse_single_search", MEMFUSE_DEFAULT, "fused"),
+    "memfuse_single_search": lambda: RecipeSystem(
+        "memfuse_single_search", MEMFUSE_DEFAULT, "fused"
+    ),
     "long_context": LongContextSystem,
 }
+
 
 def fused_ingest(store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
     """Every event through the fusion graph (offline twin unless an LLM is configured)."""
@@ -215,9 +224,14 @@ def fused_ingest(store: Any, events: Sequence[Event], progress: bool) -> IngestR
 
     report = ingest_events(store, list(events), progress=progress)
     return IngestReport(
-        events=len(events), added=report.added,
-        details={"accepted": report.accepted, "rejected": report.rejected, "ops": report.ops,
-                 "events_per_s": report.events_per_s},
+        events=len(events),
+        added=report.added,
+        details={
+            "accepted": report.accepted,
+            "rejected": report.rejected,
+            "ops": report.ops,
+            "events_per_s": report.events_per_s,
+        },
     )
 
 
@@ -253,16 +267,26 @@ def _fusion_config_key() -> str:
         for f in dataclasses.fields(FusionContext)
         if f.name not in where
     }
-    from signatures.programs import fusion_policy, program_path
-
     from memory.settings import load_settings
+    from signatures.programs import fusion_policy, program_path
 
     program = program_path("fusion")  # a compiled LLM program changes ingest too
     settings = load_settings()  # the context leaves the LLM to the settings (policy auto)
-    llm = [settings.llm_model, settings.llm_base_url, settings.llm_temperature,
-           settings.llm_max_tokens] if settings.llm_model else None
+    llm = (
+        [
+            settings.llm_model,
+            settings.llm_base_url,
+            settings.llm_temperature,
+            settings.llm_max_tokens,
+        ]
+        if settings.llm_model
+        else None
+    )
     parts = [
-        context, llm, FusionPolicyConfig().model_dump(), CandidateConfig().model_dump(),
+        context,
+        llm,
+        FusionPolicyConfig().model_dump(),
+        CandidateConfig().model_dump(),
         fusion_policy().policy,
         hashlib.sha256(program.read_bytes()).hexdigest() if program else None,
     ]

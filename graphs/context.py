@@ -77,15 +77,11 @@ class RunContext:
     )
     llm_model: str | None = field(
         default=None,
-        metadata=about(
-            "Chat model of the decisions (default: MEMFUSE_LLM_MODEL; empty = no LLM)."
-        ),
+        metadata=about("Chat model of the decisions (default: MEMFUSE_LLM_MODEL; empty = no LLM)."),
     )
     llm_base_url: str | None = field(
         default=None,
-        metadata=about(
-            "OpenAI-compatible endpoint of that model (default: MEMFUSE_LLM_BASE_URL)."
-        ),
+        metadata=about("OpenAI-compatible endpoint of that model (default: MEMFUSE_LLM_BASE_URL)."),
     )
     llm_temperature: float | None = field(
         default=None,
@@ -114,7 +110,9 @@ class RunContext:
                 f"policy must be one of {', '.join(POLICIES)}, got {self.policy!r}"
             )
         if self.llm_max_tokens is not None and self.llm_max_tokens < 1:
-            raise ConfigurationError(f"llm_max_tokens must be at least 1, got {self.llm_max_tokens}")
+            raise ConfigurationError(
+                f"llm_max_tokens must be at least 1, got {self.llm_max_tokens}"
+            )
         if self.llm_temperature is not None and self.llm_temperature < 0:
             raise ConfigurationError(f"llm_temperature must be >= 0, got {self.llm_temperature}")
 

@@ -107,7 +107,11 @@ def is_retryable(exc: Exception) -> bool:
 def with_retries(role: LLMRole, call: Callable[[], T]) -> T:
     """Run `call` under the role's retry policy (see `signatures.retry.call_with_retries`)."""
     return call_with_retries(
-        role.name, call, role.retry, errors=(openai.APIError,), transient=is_retryable,
+        role.name,
+        call,
+        role.retry,
+        errors=(openai.APIError,),
+        transient=is_retryable,
         endpoint=role.endpoint,
     )
 
@@ -128,9 +132,7 @@ def load_prompt(name: str, directory: Path = PROMPTS_DIR) -> str:
     try:
         return path.read_text(encoding="utf-8").strip()
     except OSError:
-        raise ConfigurationError(
-            f"prompt template {name!r} is missing from {directory}"
-        ) from None
+        raise ConfigurationError(f"prompt template {name!r} is missing from {directory}") from None
 
 
 def render(template: str, **values: object) -> str:

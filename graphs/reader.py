@@ -82,8 +82,11 @@ class Reader:
         full_context: bool = False,
     ) -> str:
         messages = reader_messages(
-            ordered_lines(context), question=question, questioner=questioner,
-            question_time=question_time, full_context=full_context,
+            ordered_lines(context),
+            question=question,
+            questioner=questioner,
+            question_time=question_time,
+            full_context=full_context,
         )
         return complete(self.role, messages, self._model).strip()
 
@@ -100,7 +103,10 @@ def read_answer(
     """The answer graph's reader: already-ordered context lines in, answer text out."""
     role = reader_role(settings)
     messages = reader_messages(
-        context_lines, question=question, questioner=questioner,
-        question_time=question_time, full_context=full_context,
+        context_lines,
+        question=question,
+        questioner=questioner,
+        question_time=question_time,
+        full_context=full_context,
     )
     return complete(role, messages).strip()

@@ -89,9 +89,11 @@ def _open(data_dir: Path | str, namespace: str, settings: MemFuseSettings) -> _H
         from memory.store import MemoryStore  # pulls in Chroma: load only when needed
 
         store = MemoryStore.open(
-            Path(data_dir).expanduser(), namespace=namespace,
+            Path(data_dir).expanduser(),
+            namespace=namespace,
             embedding=embedding_config(settings, Path(data_dir).expanduser()),
-            chroma_host=settings.chroma_host, chroma_port=settings.chroma_port,
+            chroma_host=settings.chroma_host,
+            chroma_port=settings.chroma_port,
         )
         held = _STORES[key] = _Held(store)
     return held
@@ -239,15 +241,22 @@ def decision_lm(context: RunContext, settings: MemFuseSettings) -> Any | None:
 def _locate(context: RunContext, settings: MemFuseSettings) -> tuple[Path, str, str]:
     """Data dir, namespace and where the data dir came from (for notes)."""
     if context.data_dir:
-        return Path(context.data_dir).expanduser(), context.namespace or settings.namespace, (
-            "the run context's data_dir")
-    origin = "MEMFUSE_DATA_DIR" if "data_dir" in settings.model_fields_set else (
-        "the default ./.memfuse (MEMFUSE_DATA_DIR unset)")
+        return (
+            Path(context.data_dir).expanduser(),
+            context.namespace or settings.namespace,
+            ("the run context's data_dir"),
+        )
+    origin = (
+        "MEMFUSE_DATA_DIR"
+        if "data_dir" in settings.model_fields_set
+        else ("the default ./.memfuse (MEMFUSE_DATA_DIR unset)")
+    )
     return Path(settings.data_dir).expanduser(), context.namespace or settings.namespace, origin
 
 
-def _store(context: RunContext, settings: MemFuseSettings, write: bool
-           ) -> tuple[MemoryStoreAPI | None, tuple[str, ...]]:
+def _store(
+    context: RunContext, settings: MemFuseSettings, write: bool
+) -> tuple[MemoryStoreAPI | None, tuple[str, ...]]:
     if context.injected.store is not None:
         return context.injected.store, ()
     data_dir, namespace, origin = _locate(context, settings)
@@ -273,7 +282,8 @@ def resources_for(context: RunContext, *, write: bool = False) -> Resources:
     settings = run_settings(context)
     lm = decision_lm(context, settings)
     store, notes = _store(context, settings, write)
-    resources = Resources(settings=settings, store=store, lm=lm, injected=context.injected,
-                          notes=notes)
+    resources = Resources(
+        settings=settings, store=store, lm=lm, injected=context.injected, notes=notes
+    )
     context.__dict__["_resources"] = resources
     return resources

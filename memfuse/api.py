@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
@@ -24,8 +24,14 @@ from memory.search.config import RECIPES
 from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.writer_lock import WriterLock
 
-__all__ = ["AskResult", "IngestSummary", "MemFuse", "SearchResult", "decision_lines",
-           "embedding_config"]  # embedding_config: re-exported for the eval harness
+__all__ = [
+    "AskResult",
+    "IngestSummary",
+    "MemFuse",
+    "SearchResult",
+    "decision_lines",
+    "embedding_config",
+]  # embedding_config: re-exported for the eval harness
 
 IngestMode = Literal["fused", "plain"]
 #: Systems `search` can run: the full controller, or one of the single-call recipes.
@@ -163,7 +169,7 @@ class MemFuse:
         if self._writer_lock is not None and not self._writer_lock.held:
             self._writer_lock.acquire()
 
-    def __enter__(self) -> MemFuse:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -177,7 +183,8 @@ class MemFuse:
         mode: IngestMode = "fused",
         progress: bool = False,
     ) -> IngestSummary:
-        """Validate the whole batch, then store it; in `fused` mode each event goes through the fusion graph."""
+        """Validate the whole batch, then store it; in `fused` mode each event goes through the
+        fusion graph."""
         import time
 
         if mode not in ("fused", "plain"):  # before anything is read or written
@@ -188,8 +195,11 @@ class MemFuse:
         if mode == "plain":
             report = self.store.add_events(batch, progress=progress)
             return IngestSummary(
-                received=len(batch), added=len(report.added), unchanged=len(report.unchanged),
-                seconds=time.perf_counter() - started, mode=mode,
+                received=len(batch),
+                added=len(report.added),
+                unchanged=len(report.unchanged),
+                seconds=time.perf_counter() - started,
+                mode=mode,
             )
         from graphs.fusion.context import FusionContext
         from graphs.fusion.ingest import ingest_events
@@ -197,13 +207,21 @@ class MemFuse:
         config = FusionContext(settings=self.settings)
         fusion = ingest_events(self.store, batch, config=config, progress=progress)
         return IngestSummary(
-            received=len(batch), added=fusion.added, unchanged=len(batch) - fusion.added,
-            seconds=time.perf_counter() - started, mode=mode,
-            plans_accepted=fusion.accepted, plans_rejected=fusion.rejected,
+            received=len(batch),
+            added=fusion.added,
+            unchanged=len(batch) - fusion.added,
+            seconds=time.perf_counter() - started,
+            mode=mode,
+            plans_accepted=fusion.accepted,
+            plans_rejected=fusion.rejected,
             drained=fusion.drained,
-            details={"ops": fusion.ops, "edges_added": fusion.edges_added,
-                     "events_per_s": fusion.events_per_s, "replayed": fusion.replayed,
-                     "rejections": fusion.rejections},
+            details={
+                "ops": fusion.ops,
+                "edges_added": fusion.edges_added,
+                "events_per_s": fusion.events_per_s,
+                "replayed": fusion.replayed,
+                "rejections": fusion.rejections,
+            },
         )
 
     def fuse_pending(self, *, progress: bool = False) -> IngestSummary:
@@ -236,7 +254,9 @@ class MemFuse:
         """`search` with its trace: who decided each round (memfuse), notes, stop reason."""
         _check_request(query, k, "query")
         if system not in SEARCH_SYSTEMS:
-            raise MemFuseError(f"unknown system {system!r} (expected one of: {', '.join(SEARCH_SYSTEMS)})")
+            raise MemFuseError(
+                f"unknown system {system!r} (expected one of: {', '.join(SEARCH_SYSTEMS)})"
+            )
         self.store.refresh()  # another process (a CLI ingest) may have written since
         when = time or datetime.now().replace(microsecond=0)
         if system == "memfuse":
@@ -245,21 +265,33 @@ class MemFuse:
             from graphs.retrieval.run import MEMFUSE, retrieve
 
             options = replace(MEMFUSE, settings=self.settings)
-            result = retrieve(self.store, query, question_time=when, requester=user, k=k, options=options)
+            result = retrieve(
+                self.store, query, question_time=when, requester=user, k=k, options=options
+            )
             return SearchResult(
-                context=result.context, rounds=result.rounds,
-                decisions=[d.model_dump() for d in result.decisions], notes=result.notes,
+                context=result.context,
+                rounds=result.rounds,
+                decisions=[d.model_dump() for d in result.decisions],
+                notes=result.notes,
                 stop_reason=result.stop_reason,
             )
         from memory.retrieval import assemble_context, search
 
         recipe = RECIPES[system].sized(k)
         found = search(self.store, query, recipe, requester=user, question_time=when)
-        return SearchResult(context=assemble_context(
-            self.store, found.candidates, found.fused, recipe.context, pinned_ids=found.guard_ids
-        ))
+        return SearchResult(
+            context=assemble_context(
+                self.store,
+                found.candidates,
+                found.fused,
+                recipe.context,
+                pinned_ids=found.guard_ids,
+            )
+        )
 
-    def ask(self, question: str, *, user: str | None = None, time: datetime | None = None, k: int = 20) -> AskResult:
+    def ask(
+        self, question: str, *, user: str | None = None, time: datetime | None = None, k: int = 20
+    ) -> AskResult:
         """Run the `answer` graph: retrieval, then the reader when an LLM is configured. A reader
         that fails leaves `answer` None, `reader_error` set and the evidence in `context`."""
         from graphs.answer import answer_question
@@ -267,7 +299,14 @@ class MemFuse:
         _check_request(question, k, "question")
         when = time or datetime.now().replace(microsecond=0)
         return AskResult.model_validate(
-            answer_question(self.store, question, question_time=when, requester=user, k=k, settings=self.settings)
+            answer_question(
+                self.store,
+                question,
+                question_time=when,
+                requester=user,
+                k=k,
+                settings=self.settings,
+            )
         )
 
     def stats(self) -> StoreStats:

@@ -100,8 +100,10 @@ def ingest(
             f"({summary.added} new, {summary.unchanged} already stored; mode {summary.mode})"
         )
         if summary.mode == "fused":
-            out.print(f"fusion plans: {summary.plans_accepted} accepted, "
-                      f"{summary.plans_rejected} rejected")
+            out.print(
+                f"fusion plans: {summary.plans_accepted} accepted, "
+                f"{summary.plans_rejected} rejected"
+            )
         if summary.drained:
             out.print(f"fused {summary.drained} events an interrupted ingest had left queued")
         out.print(stats_table(memory.stats(), str(memory.store.data_dir)))
@@ -136,7 +138,9 @@ def search(
     k: int = typer.Option(20, "-k", min=1, help="Events in the context."),
     system: str = typer.Option("memfuse", "--system", help="memfuse | naive_rag | bm25 | hybrid"),
     as_json: bool = typer.Option(
-        False, "--json", help="Print the context as JSON lines; with --system memfuse a last "
+        False,
+        "--json",
+        help="Print the context as JSON lines; with --system memfuse a last "
         'line {"trace": …} says who planned and judged each round (llm, offline, offline '
         "fallback: why).",
     ),
@@ -152,8 +156,9 @@ def search(
         for entry in result.context:
             sys.stdout.write(entry.model_dump_json() + "\n")
         if result.decisions:
-            trace = result.model_dump(mode="json", include={"rounds", "decisions", "notes",
-                                                            "stop_reason"})
+            trace = result.model_dump(
+                mode="json", include={"rounds", "decisions", "notes", "stop_reason"}
+            )
             sys.stdout.write(json.dumps({"trace": trace}) + "\n")
         return
     entries = result.context
@@ -171,8 +176,10 @@ def ask(
     time: str | None = typer.Option(None, "--time", help="Question time (ISO); default now."),
     k: int = typer.Option(20, "-k", min=1),
     as_json: bool = typer.Option(
-        False, "--json", help="Print one JSON object: answer, reader_error, decisions (who "
-        "decided each step), notes and the evidence."
+        False,
+        "--json",
+        help="Print one JSON object: answer, reader_error, decisions (who "
+        "decided each step), notes and the evidence.",
     ),
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
@@ -234,8 +241,9 @@ def _load_plugin(entry: EntryPoint) -> typer.Typer | None:
         _warn(f"plugin {entry.name!r} ({entry.value}) not loaded: {type(exc).__name__}: {exc}")
         return None
     if not isinstance(plugin, typer.Typer):
-        _warn(f"plugin {entry.name!r} ({entry.value}) is a {type(plugin).__name__}, "
-              "not a Typer app")
+        _warn(
+            f"plugin {entry.name!r} ({entry.value}) is a {type(plugin).__name__}, not a Typer app"
+        )
         return None
     return plugin
 

@@ -54,8 +54,9 @@ def _read_json(path: Path) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line_start = raw.rfind(b"\n", 0, exc.start) + 1
-        raise _not_utf8(path, raw.count(b"\n", 0, exc.start) + 1, exc.start - line_start + 1,
-                        exc) from None
+        raise _not_utf8(
+            path, raw.count(b"\n", 0, exc.start) + 1, exc.start - line_start + 1, exc
+        ) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

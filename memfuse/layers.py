@@ -144,8 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     for violation in violations:
         print(violation)
     order = " → ".join(name for name in sorted(RANKS, key=RANKS.get, reverse=True)[1:])
-    print(f"{len(layer_files(root))} files checked, {len(violations)} imports against the "
-          f"layering (eval → {order}; nothing imports eval; memory imports no LLM client)")
+    print(
+        f"{len(layer_files(root))} files checked, {len(violations)} imports against the "
+        f"layering (eval → {order}; nothing imports eval; memory imports no LLM client)"
+    )
     return 1 if violations else 0
 
 

@@ -25,7 +25,8 @@ def safe_block(text: str) -> str:
 
 
 def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None = None) -> Table:
-    """One row per context entry: when, which device, where, which id, and the path that brought it."""
+    """One row per context entry: when, which device, where, which id, and the path that
+    brought it."""
     table = Table(title=title, show_lines=False, expand=True)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("time", no_wrap=True)
@@ -45,7 +46,12 @@ def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None
         devices = entry.device.split(",")
         device = safe(devices[0]) + (f" +{len(devices) - 1}" if len(devices) > 1 else "")
         table.add_row(
-            str(i), format_timestamp(entry.timestamp), device, safe(entry.location), node, path,
+            str(i),
+            format_timestamp(entry.timestamp),
+            device,
+            safe(entry.location),
+            node,
+            path,
             description,
         )
     return table

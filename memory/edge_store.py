@@ -44,7 +44,9 @@ def connect_sqlite(path: Path, read_only: bool = False) -> sqlite3.Connection:
         wal = Path(f"{path}-wal")
         if wal.is_file() and wal.stat().st_size > 0:  # immutable would silently skip them
             raise DataDirError(
-                wal, "unmerged writes", f"{wal} holds writes not yet merged into "
+                wal,
+                "unmerged writes",
+                f"{wal} holds writes not yet merged into "
                 f"{Path(path).name}, which a read-only dir cannot take in; open the data dir "
                 "once with write access (any command does it)",
             ) from None
@@ -227,13 +229,17 @@ class EdgeStore:
         if edge.type == EdgeType.BELONG:
             if src_kind != NodeKind.EVENT or dst_kind != NodeKind.FUSED:
                 raise InvalidEdgeError(
-                    edge.src, edge.dst, kind,
+                    edge.src,
+                    edge.dst,
+                    kind,
                     f"must go from an event to a fused node, got {src_kind} -> {dst_kind}",
                 )
         elif edge.type == EdgeType.CAUSAL:
             if src_kind != NodeKind.EVENT or dst_kind != NodeKind.EVENT:
                 raise InvalidEdgeError(
-                    edge.src, edge.dst, kind,
+                    edge.src,
+                    edge.dst,
+                    kind,
                     f"must join two events, got {src_kind} -> {dst_kind}",
                 )
             if (edge.dst, edge.src, kind) in self._edges:

@@ -151,7 +151,8 @@ class ReadOnlyDataDirError(DataDirError):
 
     def __init__(self, path: object):
         super().__init__(
-            path, "read-only",
+            path,
+            "read-only",
             f"{path} is read-only: nothing was written (reading still works: stats, search, ask)",
         )
 
@@ -161,7 +162,8 @@ class DiskFullError(DataDirError):
 
     def __init__(self, path: object):
         super().__init__(
-            path, "disk full",
+            path,
+            "disk full",
             f"disk full at {path}: the failing write was undone, nothing of it is kept; free "
             "some space and run the command again (a re-run skips what is already stored)",
         )
@@ -189,10 +191,23 @@ _SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT = 5, 8, 10, 11
 _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 13, 14, 26
 _DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 _NO_RIGHTS_ERRNOS = frozenset({errno.EACCES, errno.EPERM})
-_FILE_ERRNOS = _DISK_FULL_ERRNOS | _NO_RIGHTS_ERRNOS | {  # not a refused connection, a timeout…
-    errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.ENOENT, errno.EISDIR, errno.EIO,
-    errno.ENAMETOOLONG, errno.ELOOP, errno.EFBIG, errno.EMFILE, errno.ENFILE,
-}
+_FILE_ERRNOS = (
+    _DISK_FULL_ERRNOS
+    | _NO_RIGHTS_ERRNOS
+    | {  # not a refused connection, a timeout…
+        errno.EROFS,
+        errno.ENOTDIR,
+        errno.EEXIST,
+        errno.ENOENT,
+        errno.EISDIR,
+        errno.EIO,
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+        errno.EFBIG,
+        errno.EMFILE,
+        errno.ENFILE,
+    }
+)
 
 
 def _sqlite_code(exc: sqlite3.Error) -> int | None:
@@ -202,10 +217,15 @@ def _sqlite_code(exc: sqlite3.Error) -> int | None:
     if isinstance(code, int):
         return code & 0xFF
     text = str(exc).lower()
-    for needle, guess in (("disk is full", _SQLITE_FULL), ("readonly", _SQLITE_READONLY),
-                          ("not a database", _SQLITE_NOTADB), ("malformed", _SQLITE_CORRUPT),
-                          ("unable to open", _SQLITE_CANTOPEN), ("locked", _SQLITE_BUSY),
-                          ("disk i/o", _SQLITE_IOERR)):
+    for needle, guess in (
+        ("disk is full", _SQLITE_FULL),
+        ("readonly", _SQLITE_READONLY),
+        ("not a database", _SQLITE_NOTADB),
+        ("malformed", _SQLITE_CORRUPT),
+        ("unable to open", _SQLITE_CANTOPEN),
+        ("locked", _SQLITE_BUSY),
+        ("disk i/o", _SQLITE_IOERR),
+    ):
         if needle in text:
             return guess
     return None
@@ -250,12 +270,18 @@ def storage_fault(
         if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
             return DamagedFileError(where, str(exc), damaged_recovery)
         if code == _SQLITE_CANTOPEN:
-            return DataDirError(where, "SQLite cannot open it (check that it and its folder exist "
-                                "and that you may read and write them)")
+            return DataDirError(
+                where,
+                "SQLite cannot open it (check that it and its folder exist "
+                "and that you may read and write them)",
+            )
         if code == _SQLITE_IOERR:
-            return DataDirError(where, f"disk I/O error ({name or exc}); is the disk full or "
-                                "failing? Free some space or check the disk, then run the "
-                                "command again")
+            return DataDirError(
+                where,
+                f"disk I/O error ({name or exc}); is the disk full or "
+                "failing? Free some space or check the disk, then run the "
+                "command again",
+            )
         if code == _SQLITE_BUSY:
             return DataDirError(where, "locked by another process; try again when it is done")
         return DataDirError(where, f"SQLite failed: {exc}")

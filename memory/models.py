@@ -119,7 +119,9 @@ class Event(BaseModel):
     source: SourceKind = Field(default=SourceKind.USER, description="Why the event exists.")
     owner: str | None = Field(default=None, description="Owner of the device, or `shared`.")
     episode_id: str | None = Field(default=None, description="Storyline episode, if known.")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Anything else, kept as given.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Anything else, kept as given."
+    )
 
     @field_validator("timestamp", mode="before")
     @classmethod
@@ -145,7 +147,9 @@ class Event(BaseModel):
     @classmethod
     def _short_id(cls, value: str) -> str:
         if len(value) > MAX_ID_CHARS:
-            raise ValueError(f"{len(value):,} characters, more than the {MAX_ID_CHARS} an id may hold")
+            raise ValueError(
+                f"{len(value):,} characters, more than the {MAX_ID_CHARS} an id may hold"
+            )
         return value
 
     @field_validator("characters", mode="before")
@@ -189,7 +193,9 @@ def parse_event(record: dict[str, Any], position: int | None = None) -> Event:
     Raises InvalidEventError naming the event id and the first field at fault.
     """
     if not isinstance(record, dict):
-        raise InvalidEventError(None, "<record>", f"expected a JSON object, got {type(record).__name__}", position)
+        raise InvalidEventError(
+            None, "<record>", f"expected a JSON object, got {type(record).__name__}", position
+        )
     event_id = record.get("event_id")
     if event_id is None or (isinstance(event_id, str) and not event_id.strip()):
         raise InvalidEventError(None, "event_id", "missing or empty", position)
@@ -209,7 +215,8 @@ def parse_event(record: dict[str, Any], position: int | None = None) -> Event:
         field = ".".join(str(p) for p in err["loc"]) or "<record>"
         problem = err["msg"]
         if field == "modality":
-            problem = f"unknown modality {known.get('modality')!r} (expected one of: {', '.join(m.value for m in Modality)})"
+            expected = ", ".join(m.value for m in Modality)
+            problem = f"unknown modality {known.get('modality')!r} (expected one of: {expected})"
         elif field == "timestamp" and "supported range" not in problem:
             problem = f"unparseable timestamp {known.get('timestamp')!r}"
         elif problem.startswith("Value error, "):  # our own validators' messages
@@ -225,7 +232,12 @@ def parse_events(records: Iterable[dict[str, Any]]) -> list[Event]:
         event = parse_event(record, position)
         previous = seen.get(event.event_id)
         if previous is not None and previous.fingerprint() != event.fingerprint():
-            raise InvalidEventError(event.event_id, "event_id", "duplicated in the batch with different content", position)
+            raise InvalidEventError(
+                event.event_id,
+                "event_id",
+                "duplicated in the batch with different content",
+                position,
+            )
         if previous is None:
             seen[event.event_id] = event
             events.append(event)
@@ -258,10 +270,13 @@ class FusedNode(BaseModel):
 
     def serialize(self) -> str:
         span = f"{format_timestamp(self.start)} - {format_timestamp(self.end)}"
-        return f"[{span}] [fused:{single_line(','.join(self.devices))}] [-] {single_line(self.summary)}"
+        devices = single_line(",".join(self.devices))
+        return f"[{span}] [fused:{devices}] [-] {single_line(self.summary)}"
 
     @classmethod
-    def from_members(cls, node_id: str, summary: str, members: list[Event], version: int = 1) -> FusedNode:
+    def from_members(
+        cls, node_id: str, summary: str, members: list[Event], version: int = 1
+    ) -> FusedNode:
         """Derive time range, subjects and devices from the member events."""
         ordered = sorted(members, key=lambda e: (e.timestamp, e.event_id))
         subjects = sorted({c for e in ordered for c in e.characters})

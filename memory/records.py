@@ -24,19 +24,25 @@ class PathStep(BaseModel):
 class ExpansionTrace(BaseModel):
     """How a candidate was reached: originating seed, typed relation path, and graph distance."""
 
-    seed_id: str = Field(description="The seed the expansion started from (the candidate itself for a seed).")
+    seed_id: str = Field(
+        description="The seed the expansion started from (the candidate itself for a seed)."
+    )
     path: list[PathStep] = Field(default_factory=list, description="Typed hops from the seed.")
     distance: int = Field(default=0, ge=0, description="Number of hops (h in the scoring formula).")
     seed_lists: list[str] = Field(
-        default_factory=list, description="Which seed lists ranked the seed (dense:0, bm25, temporal…)."
+        default_factory=list,
+        description="Which seed lists ranked the seed (dense:0, bm25, temporal…).",
     )
-    time_window_hit: bool = Field(default=False, description="Reached through a confident time window.")
+    time_window_hit: bool = Field(
+        default=False, description="Reached through a confident time window."
+    )
     neighbor_of: str | None = Field(
         default=None, description="Pulled in as a temporal neighbour (same device/person) of this."
     )
 
     def label(self) -> str:
-        """Short human-readable provenance, e.g. ``seed(dense,bm25)`` or ``seed → causal → belong``."""
+        """Short human-readable provenance, e.g. ``seed(dense,bm25)`` or
+        ``seed → causal → belong``."""
         if self.neighbor_of is not None:
             return f"temporal neighbour of {self.neighbor_of}"
         head = f"seed({','.join(self.seed_lists)})" if self.seed_lists else "seed"
@@ -51,7 +57,11 @@ class ExpansionTrace(BaseModel):
         if self.neighbor_of is not None:
             return "temporal_neighbor"
         if not self.path:
-            return "time_window" if self.time_window_hit and not self.seed_lists_without_time() else "seed"
+            return (
+                "time_window"
+                if self.time_window_hit and not self.seed_lists_without_time()
+                else "seed"
+            )
         kinds = {s.edge for s in self.path}
         if EdgeType.SEMANTIC in kinds:
             return "semantic"
@@ -73,10 +83,14 @@ class Candidate(BaseModel):
         "member events projected from one (their own s(x) follows from cosine, rrf and prior)."
     )
     cosine: float = Field(default=0.0, description="cos(q, x) with the best matching query vector.")
-    rrf: float = Field(default=0.0, description="Reciprocal-rank-fusion seed score (0 if not a seed).")
+    rrf: float = Field(
+        default=0.0, description="Reciprocal-rank-fusion seed score (0 if not a seed)."
+    )
     prior: float = Field(default=0.0, description="Path prior π.")
     trace: ExpansionTrace
-    via_fused: str | None = Field(default=None, description="Fused node this event was projected from.")
+    via_fused: str | None = Field(
+        default=None, description="Fused node this event was projected from."
+    )
 
 
 class ContextEntry(BaseModel):
@@ -115,11 +129,16 @@ class SearchResult(BaseModel):
 
     query: str
     seeds: list[str] = Field(default_factory=list, description="Seed ids in RRF order.")
-    candidates: list[Candidate] = Field(default_factory=list, description="Ranked, projected to events, deduped, top-k.")
-    fused: list[Candidate] = Field(default_factory=list, description="Ranked fused nodes (for context packs).")
+    candidates: list[Candidate] = Field(
+        default_factory=list, description="Ranked, projected to events, deduped, top-k."
+    )
+    fused: list[Candidate] = Field(
+        default_factory=list, description="Ranked fused nodes (for context packs)."
+    )
     guard_ids: list[str] = Field(
         default_factory=list,
-        description="Events the guard reserved: the unconstrained (hybrid) top, always in candidates.",
+        description="Events the guard reserved: the unconstrained (hybrid) top, always in "
+        "candidates.",
     )
     elapsed_ms: float = 0.0
 

@@ -94,7 +94,10 @@ def search(
         except ValueError as exc:
             raise InvalidQueryError(str(exc)) from None
     return run_search(
-        store, as_plan(plan), resolve_recipe(config), requester=requester, question_time=when,
+        store,
+        as_plan(plan),
+        resolve_recipe(config),
+        requester=requester,
+        question_time=when,
         question=question,
     )
-

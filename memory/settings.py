@@ -21,26 +21,40 @@ class MemFuseSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="MEMFUSE_", env_file=".env", extra="ignore")
 
-    data_dir: Path = Field(default=Path(".memfuse"), description="Where stores, caches and logs live.")
+    data_dir: Path = Field(
+        default=Path(".memfuse"), description="Where stores, caches and logs live."
+    )
     namespace: str = Field(default="default", description="Store namespace inside the data dir.")
 
-    chroma_host: str | None = Field(default=None, description="Chroma server host; unset = embedded Chroma.")
+    chroma_host: str | None = Field(
+        default=None, description="Chroma server host; unset = embedded Chroma."
+    )
     chroma_port: int = Field(default=8000, description="Chroma server port.")
 
     embedding_provider: str = Field(
-        default="sentence-transformers", description="`sentence-transformers` or `openai` (any compatible endpoint)."
+        default="sentence-transformers",
+        description="`sentence-transformers` or `openai` (any compatible endpoint).",
     )
     embedding_model: str = Field(
         default="all-MiniLM-L6-v2",
-        description="Bundled offline default; any sentence-transformers name (e.g. BAAI/bge-m3) or endpoint model.",
+        description="Bundled offline default; any sentence-transformers name (e.g. BAAI/bge-m3) "
+        "or endpoint model.",
     )
-    embedding_base_url: str | None = Field(default=None, description="Embedding endpoint (openai provider).")
+    embedding_base_url: str | None = Field(
+        default=None, description="Embedding endpoint (openai provider)."
+    )
     embedding_api_key: SecretStr | None = Field(default=None, description="Embedding endpoint key.")
 
-    llm_model: str | None = Field(default=None, description="Chat model name; unset = offline mode.")
-    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL (vLLM, Ollama…).")
+    llm_model: str | None = Field(
+        default=None, description="Chat model name; unset = offline mode."
+    )
+    llm_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible base URL (vLLM, Ollama…)."
+    )
     llm_api_key: SecretStr | None = Field(default=None, description="Key for the LLM endpoint.")
-    llm_temperature: float = Field(default=1.0, description="Temperature of MemFuse's own decisions (paper: 1).")
+    llm_temperature: float = Field(
+        default=1.0, description="Temperature of MemFuse's own decisions (paper: 1)."
+    )
     llm_max_tokens: int = Field(default=4096, description="Token limit of MemFuse's own decisions.")
     llm_provider: str = Field(
         default="openai",
@@ -63,7 +77,8 @@ class MemFuseSettings(BaseSettings):
     )
 
     programs_dir: Path | None = Field(
-        default=None, description="Folder holding compiled programs and policies under standard names."
+        default=None,
+        description="Folder holding compiled programs and policies under standard names.",
     )
     planner_program: Path | None = Field(default=None, description="Compiled planner program.")
     judge_program: Path | None = Field(default=None, description="Compiled evidence judge.")

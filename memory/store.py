@@ -110,15 +110,19 @@ def prepare_data_dir(data_dir: Path) -> bool:
     """
     path = Path(data_dir).expanduser()
     if path.exists() and not path.is_dir():
-        raise DataDirError(path, "not a directory",
-                           f"data dir {path} is a file, not a directory; point it at a folder")
+        raise DataDirError(
+            path,
+            "not a directory",
+            f"data dir {path} is a file, not a directory; point it at a folder",
+        )
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             why = (exc.strerror or "permission denied").lower()
-            raise DataDirError(path, why, f"data dir {path} does not exist and cannot be "
-                               f"created ({why})") from exc
+            raise DataDirError(
+                path, why, f"data dir {path} does not exist and cannot be created ({why})"
+            ) from exc
         raise storage_fault(exc, path) or DataDirError(path, str(exc)) from exc
     return os.access(path, os.W_OK)
 
@@ -216,8 +220,12 @@ class MemoryStore:
         read_only = not prepare_data_dir(data_dir)
         db_path = data_dir / f"{namespace}.sqlite"
         if read_only and not db_path.is_file():
-            raise DataDirError(data_dir, "read-only, no store", f"data dir {data_dir} is read-only "
-                               f"and holds no store {namespace!r}, so none can be made there")
+            raise DataDirError(
+                data_dir,
+                "read-only, no store",
+                f"data dir {data_dir} is read-only "
+                f"and holds no store {namespace!r}, so none can be made there",
+            )
         owns_embedder = embedder is None
         if embedder is None:
             embedder = make_embedder(embedding or EmbeddingConfig(), data_dir / "embeddings.sqlite")
@@ -253,8 +261,15 @@ class MemoryStore:
                 raise fault from exc
             raise
         try:
-            store = cls(data_dir=data_dir, namespace=namespace, db=db, embedder=embedder,
-                        owns_embedder=owns_embedder, vectors=vectors, bm25=bm25)
+            store = cls(
+                data_dir=data_dir,
+                namespace=namespace,
+                db=db,
+                embedder=embedder,
+                owns_embedder=owns_embedder,
+                vectors=vectors,
+                bm25=bm25,
+            )
             store.open_repairs = store._reconcile_vectors()
         except BaseException as exc:
             vectors.close(flush=False)
@@ -286,8 +301,11 @@ class MemoryStore:
         with db.transaction():
             db.executemany(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
-                [("schema_version", _SCHEMA_VERSION), ("embedding_model", embedder.model_id),
-                 ("store_id", store_id)],
+                [
+                    ("schema_version", _SCHEMA_VERSION),
+                    ("embedding_model", embedder.model_id),
+                    ("store_id", store_id),
+                ],
             )
         return store_id, "store_id" not in meta
 
@@ -302,13 +320,19 @@ class MemoryStore:
         key, client = acquire_chroma_client(path=chroma_dir)
         try:
             names = [getattr(c, "name", c) for c in client.list_collections()]
-            orphans = [n for n in names if str(n).startswith(collection_prefix(namespace))
-                       or n == f"memfuse-{namespace}"]
+            orphans = [
+                n
+                for n in names
+                if str(n).startswith(collection_prefix(namespace)) or n == f"memfuse-{namespace}"
+            ]
         finally:
             release_chroma_client(key)
         if orphans:
             db.close()
-            for leftover in (db.path, *(db.path.with_name(db.path.name + s) for s in ("-wal", "-shm"))):
+            for leftover in (
+                db.path,
+                *(db.path.with_name(db.path.name + s) for s in ("-wal", "-shm")),
+            ):
                 leftover.unlink(missing_ok=True)  # the empty file this open made, not user data
             raise ConfigurationError(
                 f"{db.path} is missing but {chroma_dir} holds vectors of namespace "
@@ -407,8 +431,12 @@ class MemoryStore:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     @contextmanager
@@ -481,9 +509,7 @@ class MemoryStore:
             new, unchanged, _ = self._validated(events)
             return AddReport(added=[e.event_id for e in new], unchanged=unchanged)
 
-    def _validated(
-        self, events: Sequence[Event]
-    ) -> tuple[list[Event], list[str], dict[str, str]]:
+    def _validated(self, events: Sequence[Event]) -> tuple[list[Event], list[str], dict[str, str]]:
         """(new events, unchanged ids, fingerprint by id) of a batch, or the first problem."""
         batch: dict[str, Event] = {}
         fingerprints: dict[str, str] = {}
@@ -495,14 +521,18 @@ class MemoryStore:
             event_id = event.event_id
             if is_fused_id(event_id):
                 raise InvalidEventError(
-                    event_id, "event_id",
-                    f"must not start with {FUSED_PREFIX!r} (reserved for fused nodes)", position,
+                    event_id,
+                    "event_id",
+                    f"must not start with {FUSED_PREFIX!r} (reserved for fused nodes)",
+                    position,
                 )
             fingerprint = event.fingerprint()
             if event_id in batch:
                 if fingerprints[event_id] != fingerprint:
                     raise InvalidEventError(
-                        event_id, "event_id", "duplicated in the batch with different content",
+                        event_id,
+                        "event_id",
+                        "duplicated in the batch with different content",
                         position,
                     )
                 continue
@@ -529,8 +559,12 @@ class MemoryStore:
             db.executemany(
                 "INSERT INTO events (event_id, ts, fingerprint, body) VALUES (?, ?, ?, ?)",
                 [
-                    (e.event_id, e.timestamp.isoformat(), fingerprints[e.event_id],
-                     e.model_dump_json())
+                    (
+                        e.event_id,
+                        e.timestamp.isoformat(),
+                        fingerprints[e.event_id],
+                        e.model_dump_json(),
+                    )
                     for e in new
                 ],
             )
@@ -563,14 +597,16 @@ class MemoryStore:
             )
 
     def pending_reasons(self) -> dict[str, str]:
-        """Event id → the last failure noted for a queued event (queued ones without one omitted)."""
+        """Event id → the last failure noted for a queued event (queued ones without one
+        omitted)."""
         rows = self._db.execute(
             "SELECT event_id, reason FROM pending_fusion WHERE reason IS NOT NULL"
         )
         return {event_id: reason for event_id, reason in rows}
 
-    def _index_events(self, db: Database, new: list[Event], fingerprints: Mapping[str, str],
-                      vectors: np.ndarray) -> None:
+    def _index_events(
+        self, db: Database, new: list[Event], fingerprints: Mapping[str, str], vectors: np.ndarray
+    ) -> None:
         indexed: list[Event] = []
 
         def forget() -> None:  # registered first: undoes however far the loop below got
@@ -587,10 +623,16 @@ class MemoryStore:
             self._count_sources(event, +1)
             indexed.append(event)
             self._temporal.add(event)
-        db.on_rollback(self._vectors.upsert([
-            IndexedVector(e.event_id, v, NodeKind.EVENT, e.timestamp, e.timestamp, e.index_text())
-            for e, v in zip(new, vectors, strict=True)
-        ]))
+        db.on_rollback(
+            self._vectors.upsert(
+                [
+                    IndexedVector(
+                        e.event_id, v, NodeKind.EVENT, e.timestamp, e.timestamp, e.index_text()
+                    )
+                    for e, v in zip(new, vectors, strict=True)
+                ]
+            )
+        )
         for event in new:
             db.on_rollback(self._lexical.add(event.event_id, event.index_text(), NodeKind.EVENT))
 
@@ -640,7 +682,9 @@ class MemoryStore:
                 raise NodeNotFoundError(member, "event")
             if kind != NodeKind.EVENT:
                 raise InvalidEdgeError(
-                    member, node.node_id, EdgeType.BELONG.value,
+                    member,
+                    node.node_id,
+                    EdgeType.BELONG.value,
                     "must go from an event to a fused node, got fused -> fused",
                 )
         if node.start > node.end:
@@ -670,9 +714,11 @@ class MemoryStore:
             self._fused[node_id] = node
             db.on_rollback(lambda: self._restore_fused(node_id, previous))
             self._edges.set_members(node_id, node.members)
-            db.on_rollback(self._vectors.upsert(
-                [IndexedVector(node_id, vector, NodeKind.FUSED, node.start, node.end, text)]
-            ))
+            db.on_rollback(
+                self._vectors.upsert(
+                    [IndexedVector(node_id, vector, NodeKind.FUSED, node.start, node.end, text)]
+                )
+            )
             db.on_rollback(self._lexical.add(node_id, text, NodeKind.FUSED))
             db.after_commit(self._vectors.maybe_flush)
 
@@ -702,7 +748,9 @@ class MemoryStore:
         """Raise InvalidEdgeError / NodeNotFoundError if add_edge would refuse `edge`."""
         if edge.type == EdgeType.BELONG:
             raise InvalidEdgeError(
-                edge.src, edge.dst, edge.type.value,
+                edge.src,
+                edge.dst,
+                edge.type.value,
                 "belong edges follow fused-node membership; use put_fused",
             )
         self._edges.check(edge)
@@ -754,8 +802,9 @@ class MemoryStore:
         fused nodes whose [start, end] overlaps it."""
         return self._vectors.search(query_vector, n, kind, between)
 
-    def lexical_search(self, query: str, n: int, kind: NodeKind | None = None
-                       ) -> list[tuple[str, float]]:
+    def lexical_search(
+        self, query: str, n: int, kind: NodeKind | None = None
+    ) -> list[tuple[str, float]]:
         """BM25L over the same texts; only positive scores, best first."""
         return self._lexical.search(query, n, kind)
 
@@ -767,8 +816,9 @@ class MemoryStore:
         """How many events lie in [start, end] (the temporal index, without building a list)."""
         return self._temporal.count_between(start, end)
 
-    def adjacent_events(self, event_id: str, radius: int, by: Literal["device", "person"]
-                        ) -> list[str]:
+    def adjacent_events(
+        self, event_id: str, radius: int, by: Literal["device", "person"]
+    ) -> list[str]:
         """Up to `radius` events before and after, on the same device (or sharing a person)."""
         return self._temporal.adjacent(event_id, radius, by)
 
@@ -793,15 +843,16 @@ class MemoryStore:
                 first_event=self._temporal.first(),
                 last_event=self._temporal.last(),
                 pending_plans=self.plan_counts()["pending"],
-                pending_fusion=self._db.execute(
-                    "SELECT COUNT(*) FROM pending_fusion"
-                ).fetchone()[0],
+                pending_fusion=self._db.execute("SELECT COUNT(*) FROM pending_fusion").fetchone()[
+                    0
+                ],
             )
 
     # --- plan log (the fusion commit's write-ahead log) --------------------------------
 
-    def log_plan(self, plan_id: str, event_id: str | None,
-                 payload: Mapping[str, Any] | BaseModel) -> bool:
+    def log_plan(
+        self, plan_id: str, event_id: str | None, payload: Mapping[str, Any] | BaseModel
+    ) -> bool:
         """Record a plan as `pending` before applying it. False if plan_id is already logged
         (the first record is kept, so a replay re-applies exactly what was logged)."""
         body = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else payload

@@ -23,7 +23,9 @@ class AddReport(BaseModel):
     """Outcome of an add_events batch."""
 
     added: list[str] = Field(default_factory=list, description="Ids written now.")
-    unchanged: list[str] = Field(default_factory=list, description="Ids already stored with identical content.")
+    unchanged: list[str] = Field(
+        default_factory=list, description="Ids already stored with identical content."
+    )
 
 
 class StoreStats(BaseModel):
@@ -77,13 +79,15 @@ class MemoryStoreAPI(Protocol):
         """Fused nodes the event belongs to."""
 
     def put_fused(self, node: FusedNode) -> None:
-        """Insert or replace a fused node: re-embed and re-index its summary, rewrite its belong edges."""
+        """Insert or replace a fused node: re-embed and re-index its summary, rewrite its belong
+        edges."""
 
     def delete_fused(self, node_id: str) -> None: ...
 
     # --- edges ---
     def add_edge(self, edge: Edge) -> bool:
-        """Adds a causal or semantic edge (belong edges follow put_fused); False if it already exists."""
+        """Adds a causal or semantic edge (belong edges follow put_fused); False if it already
+        exists."""
 
     def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool: ...
     def neighbors(self, node_id: str, edge_type: EdgeType | None = None) -> list[Edge]:
@@ -104,7 +108,9 @@ class MemoryStoreAPI(Protocol):
     ) -> list[tuple[str, float]]:
         """Nearest nodes by cosine similarity, best first; `between` restricts events by time."""
 
-    def lexical_search(self, query: str, n: int, kind: NodeKind | None = None) -> list[tuple[str, float]]:
+    def lexical_search(
+        self, query: str, n: int, kind: NodeKind | None = None
+    ) -> list[tuple[str, float]]:
         """BM25L over the same texts; only positive scores, best first."""
 
     def events_between(self, start: datetime, end: datetime) -> list[str]:
@@ -113,7 +119,9 @@ class MemoryStoreAPI(Protocol):
     def count_events_between(self, start: datetime, end: datetime) -> int:
         """How many events lie in [start, end]."""
 
-    def adjacent_events(self, event_id: str, radius: int, by: Literal["device", "person"]) -> list[str]:
+    def adjacent_events(
+        self, event_id: str, radius: int, by: Literal["device", "person"]
+    ) -> list[str]:
         """Up to `radius` events before and after, on the same device (or sharing a person)."""
 
     # --- what the store knows ---

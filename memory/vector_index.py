@@ -38,12 +38,14 @@ class VectorIndexConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     exact_scan_limit: int = Field(
-        default=4096, ge=0,
+        default=4096,
+        ge=0,
         description="A query whose kind/time filter admits at most this many nodes is scored "
         "exactly in memory instead of asking Chroma.",
     )
     oversample: float = Field(
-        default=2.0, ge=1.0,
+        default=2.0,
+        ge=1.0,
         description="Broad filtered queries fetch n·(all/admitted)·oversample unfiltered hits "
         "and filter them in memory; Chroma's `where` is the fallback when too few pass.",
     )
@@ -88,8 +90,9 @@ def _client_key(path: Path | None, host: str | None, port: int) -> str:
     raise ConfigurationError("a Chroma client needs either a data path or a host")
 
 
-def acquire_chroma_client(path: Path | None = None, host: str | None = None, port: int = 8000
-                          ) -> tuple[str, Any]:
+def acquire_chroma_client(
+    path: Path | None = None, host: str | None = None, port: int = 8000
+) -> tuple[str, Any]:
     """(key, client): an embedded client for `path` or an HTTP client for `host:port`.
 
     Chroma keeps one system per persist directory (two differently configured clients on a
@@ -240,8 +243,9 @@ class VectorIndex:
             new[: old.shape[0]] = old
             setattr(self, name, new)
 
-    def _put(self, node_id: str, vector: np.ndarray, kind: int, start: float, end: float,
-             text_fp: str) -> None:
+    def _put(
+        self, node_id: str, vector: np.ndarray, kind: int, start: float, end: float, text_fp: str
+    ) -> None:
         if self._matrix.shape[1] not in (0, vector.shape[0]):
             raise ConfigurationError(
                 f"vector of {node_id!r} has dimension {vector.shape[0]}, "
@@ -274,8 +278,13 @@ class VectorIndex:
         slot = self._slot_of.get(node_id)
         if slot is None:
             return None
-        return (self._matrix[slot].copy(), int(self._kind[slot]), float(self._start[slot]),
-                float(self._end[slot]), self._text_fp[node_id])
+        return (
+            self._matrix[slot].copy(),
+            int(self._kind[slot]),
+            float(self._start[slot]),
+            float(self._end[slot]),
+            self._text_fp[node_id],
+        )
 
     def _restorer(self, node_ids: Sequence[str]) -> Callable[[], None]:
         """Capture the current state of node_ids; the returned function puts it back."""
@@ -310,9 +319,14 @@ class VectorIndex:
             try:
                 for item in items:
                     vector = np.asarray(item.vector, dtype=np.float32).reshape(-1)
-                    self._put(item.node_id, vector, _KIND_CODE[item.kind],
-                              epoch_seconds(item.start), epoch_seconds(item.end),
-                              text_fingerprint(item.text))
+                    self._put(
+                        item.node_id,
+                        vector,
+                        _KIND_CODE[item.kind],
+                        epoch_seconds(item.start),
+                        epoch_seconds(item.end),
+                        text_fingerprint(item.text),
+                    )
                     self._pending[item.node_id] = "upsert"
             except BaseException:
                 undo()  # all of the call or none of it
@@ -372,22 +386,26 @@ class VectorIndex:
         with self._lock:
             offset = 0
             while True:
-                got = self._col.get(
-                    include=["embeddings", "metadatas"], limit=page, offset=offset
-                )
+                got = self._col.get(include=["embeddings", "metadatas"], limit=page, offset=offset)
                 ids = got["ids"]
                 if not ids:
                     break
                 for node_id, vector, meta in zip(ids, got["embeddings"], got["metadatas"]):
                     kind = _KIND_CODE.get(NodeKind(meta.get("kind", "event")), 1)
-                    self._put(node_id, np.asarray(vector, dtype=np.float32), kind,
-                              float(meta.get("ts", 0.0)), float(meta.get("ts_end", 0.0)),
-                              str(meta.get("text_sha", "")))
+                    self._put(
+                        node_id,
+                        np.asarray(vector, dtype=np.float32),
+                        kind,
+                        float(meta.get("ts", 0.0)),
+                        float(meta.get("ts_end", 0.0)),
+                        str(meta.get("text_sha", "")),
+                    )
                 offset += len(ids)
             self._chroma_count = offset
 
     def reconcile(
-        self, expected: Mapping[str, tuple[NodeKind, datetime, datetime, str]],
+        self,
+        expected: Mapping[str, tuple[NodeKind, datetime, datetime, str]],
         embed: Callable[[list[str]], np.ndarray],
     ) -> dict[str, int]:
         """Make Chroma hold exactly `expected` (node → kind, start, end, text).
@@ -405,23 +423,31 @@ class VectorIndex:
             slot = self._slot_of.get(node_id)
             if slot is None or self._text_fp.get(node_id) != text_fingerprint(text):
                 to_embed.append(node_id)
-            elif (self._kind[slot] != _KIND_CODE[kind]
-                  or self._start[slot] != epoch_seconds(start)
-                  or self._end[slot] != epoch_seconds(end)):
-                retag.append(IndexedVector(node_id, self._matrix[slot].copy(), kind, start, end,
-                                           text))
+            elif (
+                self._kind[slot] != _KIND_CODE[kind]
+                or self._start[slot] != epoch_seconds(start)
+                or self._end[slot] != epoch_seconds(end)
+            ):
+                retag.append(
+                    IndexedVector(node_id, self._matrix[slot].copy(), kind, start, end, text)
+                )
         if to_embed:
             vectors = embed([expected[i][3] for i in to_embed])
-            self.upsert([
-                IndexedVector(i, v, expected[i][0], expected[i][1], expected[i][2], expected[i][3])
-                for i, v in zip(to_embed, vectors)
-            ])
+            self.upsert(
+                [
+                    IndexedVector(
+                        i, v, expected[i][0], expected[i][1], expected[i][2], expected[i][3]
+                    )
+                    for i, v in zip(to_embed, vectors)
+                ]
+            )
         self.upsert(retag)
         self.flush()
         return {"deleted": len(stale), "embedded": len(to_embed), "retagged": len(retag)}
 
     def reload_mirror(
-        self, expected: Mapping[str, tuple[NodeKind, datetime, datetime, str]],
+        self,
+        expected: Mapping[str, tuple[NodeKind, datetime, datetime, str]],
         embed: Callable[[list[str]], np.ndarray],
     ) -> int:
         """A reader's catch-up with another process's writes: start from the table it holds,
@@ -435,31 +461,51 @@ class VectorIndex:
         with self._lock:
             self.flush()  # nothing should be buffered in a reader; never drop it if it is
             for node_id, slot in self._slot_of.items():
-                fresh._put(node_id, self._matrix[slot].copy(), int(self._kind[slot]),
-                           float(self._start[slot]), float(self._end[slot]),
-                           self._text_fp[node_id])
+                fresh._put(
+                    node_id,
+                    self._matrix[slot].copy(),
+                    int(self._kind[slot]),
+                    float(self._start[slot]),
+                    float(self._end[slot]),
+                    self._text_fp[node_id],
+                )
             fresh._chroma_count = self._chroma_count
         for node_id in [i for i in fresh._slot_of if i not in expected]:
             fresh._drop(node_id)
         missing = [
-            node_id for node_id, (_, _, _, text) in expected.items()
+            node_id
+            for node_id, (_, _, _, text) in expected.items()
             if fresh._text_fp.get(node_id) != text_fingerprint(text)
         ]
         if missing:
             for node_id, vector in zip(missing, embed([expected[i][3] for i in missing])):
                 kind, start, end, text = expected[node_id]
-                fresh._put(node_id, vector, _KIND_CODE[kind], epoch_seconds(start),
-                           epoch_seconds(end), text_fingerprint(text))
+                fresh._put(
+                    node_id,
+                    vector,
+                    _KIND_CODE[kind],
+                    epoch_seconds(start),
+                    epoch_seconds(end),
+                    text_fingerprint(text),
+                )
         with self._lock:
-            for name in ("_slot_of", "_ids", "_free", "_matrix", "_kind", "_start", "_end",
-                         "_text_fp", "_chroma_count"):
+            for name in (
+                "_slot_of",
+                "_ids",
+                "_free",
+                "_matrix",
+                "_kind",
+                "_start",
+                "_end",
+                "_text_fp",
+                "_chroma_count",
+            ):
                 setattr(self, name, getattr(fresh, name))
         return len(missing)
 
     # --- queries ----------------------------------------------------------------------
 
-    def _mask(self, kind: NodeKind | None, between: tuple[datetime, datetime] | None
-              ) -> np.ndarray:
+    def _mask(self, kind: NodeKind | None, between: tuple[datetime, datetime] | None) -> np.ndarray:
         size = len(self._ids)
         mask: np.ndarray = self._kind[:size] != 0
         if kind is not None:
@@ -517,8 +563,13 @@ class VectorIndex:
             return self._top(q, slots, n) if slots.size else []
 
     def _chroma_candidates(
-        self, q: np.ndarray, n: int, kind: NodeKind | None,
-        between: tuple[datetime, datetime] | None, mask: np.ndarray, admitted: int,
+        self,
+        q: np.ndarray,
+        n: int,
+        kind: NodeKind | None,
+        between: tuple[datetime, datetime] | None,
+        mask: np.ndarray,
+        admitted: int,
     ) -> set[str]:
         """Ids worth rescoring: an unfiltered ANN fetch sized to the filter's selectivity, then
         Chroma's `where` only if too few of those pass. Buffered writes make some Chroma rows
@@ -526,26 +577,25 @@ class VectorIndex:
         stale = len(self._pending)
         ratio = len(self._slot_of) / admitted
         oversampled = math.ceil(n * ratio * (self.config.oversample if ratio > 1 else 1.0))
-        fetch = min(self._chroma_count,
-                    max(n, min(self.config.max_fetch, oversampled)) + stale)
+        fetch = min(self._chroma_count, max(n, min(self.config.max_fetch, oversampled)) + stale)
         ids = self._query_ids(q, fetch)
         if fetch >= self._chroma_count or (kind is None and between is None):
             return ids  # unfiltered: at most `stale` of the fetched rows can fail
         passing = sum(1 for i in ids if (s := self._slot_of.get(i)) is not None and mask[s])
         if passing >= n:
             return ids
-        return ids | self._query_ids(q, min(self._chroma_count, n + stale),
-                                     self._where(kind, between))
+        return ids | self._query_ids(
+            q, min(self._chroma_count, n + stale), self._where(kind, between)
+        )
 
-    def _query_ids(self, q: np.ndarray, n: int, where: dict[str, Any] | None = None
-                   ) -> set[str]:
-        got = self._col.query(query_embeddings=q[None, :], n_results=max(n, 1), where=where,
-                              include=["distances"])
+    def _query_ids(self, q: np.ndarray, n: int, where: dict[str, Any] | None = None) -> set[str]:
+        got = self._col.query(
+            query_embeddings=q[None, :], n_results=max(n, 1), where=where, include=["distances"]
+        )
         return set(got["ids"][0])
 
     @staticmethod
-    def _where(kind: NodeKind | None, between: tuple[datetime, datetime] | None
-               ) -> dict[str, Any]:
+    def _where(kind: NodeKind | None, between: tuple[datetime, datetime] | None) -> dict[str, Any]:
         conditions: list[dict[str, Any]] = []
         if kind is not None:
             conditions.append({"kind": {"$eq": kind.value}})

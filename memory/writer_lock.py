@@ -16,7 +16,7 @@ import fcntl
 import os
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Self
 
 from memory.errors import DataDirBusyError
 
@@ -76,8 +76,9 @@ class WriterLock:
         handle.seek(0)
         return handle.read().strip() or "unknown process"
 
-    def __enter__(self) -> WriterLock:
-        return self.acquire()
+    def __enter__(self) -> Self:
+        self.acquire()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.release()

@@ -1,1 +1,2 @@
-"""DSPy signatures for every decision MemFuse makes, each paired with a deterministic offline twin."""
+"""DSPy signatures for every decision MemFuse makes, each paired with a deterministic offline
+twin."""

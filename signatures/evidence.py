@@ -44,7 +44,9 @@ class EvidenceItem(BaseModel):
             when = f"{when} - {format_timestamp(self.end)}"
         tag = "fused summary: " if self.kind == NodeKind.FUSED else ""
         people = f" (people: {', '.join(self.characters)})" if self.characters else ""
-        line = f"[{self.node_id}] [{when}] [{self.device}] [{self.location}] {tag}{self.text}{people}"
+        line = (
+            f"[{self.node_id}] [{when}] [{self.device}] [{self.location}] {tag}{self.text}{people}"
+        )
         return single_line(line)
 
 
@@ -53,7 +55,9 @@ class FacetCoverage(BaseModel):
 
     facet: str = Field(description="The required fact, person, time or link.")
     covered: bool = False
-    evidence_ids: list[str] = Field(default_factory=list, description="Candidate ids supporting it.")
+    evidence_ids: list[str] = Field(
+        default_factory=list, description="Candidate ids supporting it."
+    )
 
 
 JUDGE_RULES = """\
@@ -98,7 +102,9 @@ class JudgeEvidence(dspy.Signature):
     min_rounds: int = dspy.InputField(desc="Rounds required before sufficient may be true.")
     final_round: bool = dspy.InputField(desc="True when no further round is allowed.")
     top_k: int = dspy.InputField(desc="Size of the final context.")
-    evidence: list[str] = dspy.InputField(desc="Accumulated candidates, one line each: [id] [time] …")
+    evidence: list[str] = dspy.InputField(
+        desc="Accumulated candidates, one line each: [id] [time] …"
+    )
     coverage: list[FacetCoverage] = dspy.OutputField(desc="One entry per material facet.")
     sufficient: bool = dspy.OutputField(desc="Every material facet directly supported.")
     missing_facets: list[str] = dspy.OutputField(desc="Facets still lacking direct evidence.")
@@ -145,8 +151,10 @@ class EvidenceJudge(dspy.Module):
         lines = [item.line() for item in evidence]
         result = self.judge(evidence=lines, **inputs)
         known = {item.node_id for item in evidence}
-        coverage = [FacetCoverage.model_validate(c) if not isinstance(c, FacetCoverage) else c
-                    for c in (result.coverage or [])]
+        coverage = [
+            FacetCoverage.model_validate(c) if not isinstance(c, FacetCoverage) else c
+            for c in (result.coverage or [])
+        ]
         next_plan = result.next_plan
         if next_plan is not None and not isinstance(next_plan, RoundPlan):
             next_plan = RoundPlan.model_validate(next_plan)

@@ -190,7 +190,11 @@ class OfflineEvidenceJudge(dspy.Module):
         sufficient = complete and round >= min_rounds
         next_plan = None
         executed = [*plan_history, current_plan]
-        if not sufficient and not final_round and not exhausted(missing, executed, round, min_rounds):
+        if (
+            not sufficient
+            and not final_round
+            and not exhausted(missing, executed, round, min_rounds)
+        ):
             next_plan = next_plan_for(question_plan, missing, executed, question)
         return dspy.Prediction(
             coverage=coverage,

@@ -61,7 +61,8 @@ class FusionPolicyConfig(BaseModel):
         "thermostat reading names nobody) the same place or shared rare details.",
     )
     blind_min_rarity: float = Field(
-        default=6.0, ge=0,
+        default=6.0,
+        ge=0,
         description="With the evidence anchor, rare-word overlap (Σ idf) that ties a person-blind "
         "observation to another one at a different place.",
     )

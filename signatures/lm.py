@@ -44,7 +44,9 @@ from signatures.retry import (
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 DEFAULT_PROVIDER = str(MemFuseSettings.model_fields["llm_provider"].default)
-DEFAULT_TIMEOUT_S = float(MemFuseSettings.model_fields["llm_timeout_seconds"].default)  # one attempt
+DEFAULT_TIMEOUT_S = float(
+    MemFuseSettings.model_fields["llm_timeout_seconds"].default
+)  # one attempt
 
 # --- who decided -------------------------------------------------------------------------
 
@@ -87,8 +89,9 @@ def model_names(model: str, provider: str | None = DEFAULT_PROVIDER) -> ModelNam
     """Both clients' names for one configured model, so that they send the same string."""
     route = (provider or DEFAULT_PROVIDER).strip()
     if not route or "/" in route:
-        raise ConfigurationError(f"MEMFUSE_LLM_PROVIDER: expected a LiteLLM provider such as "
-                                 f"'openai', got {provider!r}")
+        raise ConfigurationError(
+            f"MEMFUSE_LLM_PROVIDER: expected a LiteLLM provider such as 'openai', got {provider!r}"
+        )
     name = (model or "").strip()
     if name.startswith(f"{route}/"):
         name = name[len(route) + 1 :]
@@ -115,8 +118,12 @@ class BudgetedLM(dspy.LM):
     def __call__(self, prompt: Any = None, *, messages: Any = None, **kwargs: Any) -> Any:
         parent = super().__call__
         return call_with_retries(
-            "decision LM", lambda: parent(prompt, messages=messages, **kwargs), self.retry,
-            errors=(LMError,), transient=is_retryable_lm_error, endpoint=self.endpoint,
+            "decision LM",
+            lambda: parent(prompt, messages=messages, **kwargs),
+            self.retry,
+            errors=(LMError,),
+            transient=is_retryable_lm_error,
+            endpoint=self.endpoint,
         )
 
 
@@ -143,8 +150,11 @@ def make_lm(
         kwargs["api_base"] = base_url
     kwargs["api_key"] = api_key or "not-needed"
     return BudgetedLM(
-        names.litellm, retry=retry or RetryPolicy.from_settings(None),
-        endpoint=endpoint_key(base_url, names.endpoint), timeout=timeout_s, **kwargs,
+        names.litellm,
+        retry=retry or RetryPolicy.from_settings(None),
+        endpoint=endpoint_key(base_url, names.endpoint),
+        timeout=timeout_s,
+        **kwargs,
     )
 
 
@@ -166,6 +176,14 @@ def lm_from_settings(settings: Any) -> dspy.LM | None:
 
 def lm_settings_key(settings: Any) -> tuple[Any, ...]:
     """What makes two settings objects build the same decision LM (for per-process caches)."""
-    names = ("llm_model", "llm_provider", "llm_base_url", "llm_temperature", "llm_max_tokens",
-             "llm_retries", "llm_retry_seconds", "llm_timeout_seconds")
+    names = (
+        "llm_model",
+        "llm_provider",
+        "llm_base_url",
+        "llm_temperature",
+        "llm_max_tokens",
+        "llm_retries",
+        "llm_retry_seconds",
+        "llm_timeout_seconds",
+    )
     return (*(getattr(settings, n, None) for n in names), settings.llm_key())

@@ -5,8 +5,8 @@ words resolve against the question time (`time_resolution`), names and device id
 come from what the store knows (a family word such as "mum" is never guessed to be
 someone), "I/me/my" become the requester, and cue words switch on coverage, timeline
 and neighbour constraints. The question's direction (why → look back, "what happened
-after" → look forward) is read with its time words, in `time_resolution`. It also holds the plan variations
-the controller falls back on when a proposed plan repeats an executed one.
+after" → look forward) is read with its time words, in `time_resolution`. It also holds the
+plan variations the controller falls back on when a proposed plan repeats an executed one.
 
 Seed quotas follow the paper's decision table. ``temporal_neighbor_keep`` is left
 unset: in the engine it counts the neighbours pulled (default 6), which is the
@@ -48,52 +48,270 @@ MAX_DEVICE_MATCHES = 3
 
 # Words that name a kind of device, mapped to the fragment device ids use for it.
 DEVICE_WORDS: dict[str, str] = {
-    "watch": "watch", "smartwatch": "watch", "wristband": "band", "band": "band",
-    "phone": "phone", "smartphone": "phone", "mobile": "phone", "doorbell": "doorbell",
-    "fridge": "fridge", "refrigerator": "fridge", "camera": "cam", "cam": "cam",
-    "speaker": "speaker", "echo": "speaker", "thermostat": "thermostat", "tv": "tv",
-    "television": "tv", "scale": "scale", "ring": "ring", "tablet": "tablet", "ipad": "tablet",
-    "laptop": "laptop", "computer": "laptop", "car": "car", "lock": "lock", "vacuum": "vacuum",
-    "robot": "vacuum", "tracker": "tracker", "sensor": "sensor", "light": "light",
-    "lamp": "lamp", "oven": "oven", "washer": "washer", "dryer": "dryer", "glasses": "glasses",
-    "earbuds": "earbuds", "headphones": "headphones", "mattress": "bed", "bed": "bed",
-    "collar": "collar", "feeder": "feeder", "monitor": "monitor", "assistant": "speaker",
-    "hub": "hub", "router": "router", "purifier": "purifier", "plug": "plug",
-    "console": "console", "telly": "tv",
+    "watch": "watch",
+    "smartwatch": "watch",
+    "wristband": "band",
+    "band": "band",
+    "phone": "phone",
+    "smartphone": "phone",
+    "mobile": "phone",
+    "doorbell": "doorbell",
+    "fridge": "fridge",
+    "refrigerator": "fridge",
+    "camera": "cam",
+    "cam": "cam",
+    "speaker": "speaker",
+    "echo": "speaker",
+    "thermostat": "thermostat",
+    "tv": "tv",
+    "television": "tv",
+    "scale": "scale",
+    "ring": "ring",
+    "tablet": "tablet",
+    "ipad": "tablet",
+    "laptop": "laptop",
+    "computer": "laptop",
+    "car": "car",
+    "lock": "lock",
+    "vacuum": "vacuum",
+    "robot": "vacuum",
+    "tracker": "tracker",
+    "sensor": "sensor",
+    "light": "light",
+    "lamp": "lamp",
+    "oven": "oven",
+    "washer": "washer",
+    "dryer": "dryer",
+    "glasses": "glasses",
+    "earbuds": "earbuds",
+    "headphones": "headphones",
+    "mattress": "bed",
+    "bed": "bed",
+    "collar": "collar",
+    "feeder": "feeder",
+    "monitor": "monitor",
+    "assistant": "speaker",
+    "hub": "hub",
+    "router": "router",
+    "purifier": "purifier",
+    "plug": "plug",
+    "console": "console",
+    "telly": "tv",
 }
 
 # Question words and time words: not evidence keywords (time is the window's job). Meal
 # words stay keywords: records say "at dinner" as often as they carry a dinner-time stamp.
-NON_KEYWORDS = frozenset({
-    "happen", "happened", "happening", "occur", "occurred", "tell", "know", "remember",
-    "describe", "explain", "say", "said", "anything", "something", "everything", "thing",
-    "things", "exactly", "actually", "really", "also", "still", "ever", "yesterday", "today",
-    "tonight", "tomorrow", "morning", "afternoon", "evening", "night", "noon", "midday", "dusk",
-    "dawn", "pre-dawn", "predawn", "early", "late", "last", "past", "previous", "next", "week",
-    "weekend", "month", "day", "days", "time", "monday", "tuesday", "wednesday", "thursday",
-    "friday", "saturday", "sunday", "ago", "earlier", "later", "recently", "lately", "around",
-    "during", "before", "after", "order", "sequence", "each", "every", "everyone", "everybody",
-    "both", "which", "whose", "many", "much", "please", "says", "see", "saw", "seen", "about",
-    "come", "came", "go", "went", "get", "got", "make", "made", "take", "took", "any", "there",
-    "overnight", "midnight", "weekday", "weekdays", "weeks", "months", "hour", "hours",
-    "o'clock", "am", "pm", "since", "till", "until", "between", "afterwards", "afterward",
-    "nowadays", "currently", "now", "then", "once", "again", "yet", "soon", "already",
-    "following", "coming", "current", "whole", "entire", "throughout", "happens",
-})
+NON_KEYWORDS = frozenset(
+    {
+        "happen",
+        "happened",
+        "happening",
+        "occur",
+        "occurred",
+        "tell",
+        "know",
+        "remember",
+        "describe",
+        "explain",
+        "say",
+        "said",
+        "anything",
+        "something",
+        "everything",
+        "thing",
+        "things",
+        "exactly",
+        "actually",
+        "really",
+        "also",
+        "still",
+        "ever",
+        "yesterday",
+        "today",
+        "tonight",
+        "tomorrow",
+        "morning",
+        "afternoon",
+        "evening",
+        "night",
+        "noon",
+        "midday",
+        "dusk",
+        "dawn",
+        "pre-dawn",
+        "predawn",
+        "early",
+        "late",
+        "last",
+        "past",
+        "previous",
+        "next",
+        "week",
+        "weekend",
+        "month",
+        "day",
+        "days",
+        "time",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "ago",
+        "earlier",
+        "later",
+        "recently",
+        "lately",
+        "around",
+        "during",
+        "before",
+        "after",
+        "order",
+        "sequence",
+        "each",
+        "every",
+        "everyone",
+        "everybody",
+        "both",
+        "which",
+        "whose",
+        "many",
+        "much",
+        "please",
+        "says",
+        "see",
+        "saw",
+        "seen",
+        "about",
+        "come",
+        "came",
+        "go",
+        "went",
+        "get",
+        "got",
+        "make",
+        "made",
+        "take",
+        "took",
+        "any",
+        "there",
+        "overnight",
+        "midnight",
+        "weekday",
+        "weekdays",
+        "weeks",
+        "months",
+        "hour",
+        "hours",
+        "o'clock",
+        "am",
+        "pm",
+        "since",
+        "till",
+        "until",
+        "between",
+        "afterwards",
+        "afterward",
+        "nowadays",
+        "currently",
+        "now",
+        "then",
+        "once",
+        "again",
+        "yet",
+        "soon",
+        "already",
+        "following",
+        "coming",
+        "current",
+        "whole",
+        "entire",
+        "throughout",
+        "happens",
+    }
+)
 # Family words and titles name a role, not a person: they only match a known person whose
 # name carries them ("Grandpa Joe"), and only when exactly one such person is known.
-FAMILY_WORDS = frozenset({
-    "mum", "mom", "mummy", "mommy", "mother", "dad", "daddy", "father", "grandpa", "grandma",
-    "granny", "grandad", "granddad", "nana", "nan", "gran", "grandmother", "grandfather",
-    "aunt", "auntie", "aunty", "uncle", "brother", "sister", "son", "daughter", "wife",
-    "husband", "baby", "dr", "doctor", "mr", "mrs", "ms", "miss", "sir",
-})
+FAMILY_WORDS = frozenset(
+    {
+        "mum",
+        "mom",
+        "mummy",
+        "mommy",
+        "mother",
+        "dad",
+        "daddy",
+        "father",
+        "grandpa",
+        "grandma",
+        "granny",
+        "grandad",
+        "granddad",
+        "nana",
+        "nan",
+        "gran",
+        "grandmother",
+        "grandfather",
+        "aunt",
+        "auntie",
+        "aunty",
+        "uncle",
+        "brother",
+        "sister",
+        "son",
+        "daughter",
+        "wife",
+        "husband",
+        "baby",
+        "dr",
+        "doctor",
+        "mr",
+        "mrs",
+        "ms",
+        "miss",
+        "sir",
+    }
+)
 # First names that are also common English words: matched only when capitalised.
-_WORD_NAMES = frozenset({
-    "will", "may", "june", "april", "august", "hope", "grace", "joy", "faith", "mark", "bill",
-    "pat", "sue", "art", "frank", "dawn", "eve", "ray", "jay", "penny", "sunny", "summer",
-    "rose", "iris", "amber", "holly", "ivy", "rich", "sky", "storm", "river", "chase", "drew",
-})
+_WORD_NAMES = frozenset(
+    {
+        "will",
+        "may",
+        "june",
+        "april",
+        "august",
+        "hope",
+        "grace",
+        "joy",
+        "faith",
+        "mark",
+        "bill",
+        "pat",
+        "sue",
+        "art",
+        "frank",
+        "dawn",
+        "eve",
+        "ray",
+        "jay",
+        "penny",
+        "sunny",
+        "summer",
+        "rose",
+        "iris",
+        "amber",
+        "holly",
+        "ivy",
+        "rich",
+        "sky",
+        "storm",
+        "river",
+        "chase",
+        "drew",
+    }
+)
 _NON_KEYWORD_STEMS = frozenset(t for w in NON_KEYWORDS for t in tokenize(w))
 
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.IGNORECASE)
@@ -164,7 +382,9 @@ class OfflinePlannerConfig(BaseModel):
         default=0.7, ge=0, le=1, description="Coverage implied by two named people, no cue word."
     )
     timeline_confidence: float = Field(
-        default=0.5, ge=0, le=1,
+        default=0.5,
+        ge=0,
+        le=1,
         description="Timeline mode from a sequence cue word. 0.5, under the search's 0.6 "
         "threshold, keeps it off: the planner grid on the train scenarios found that reserving "
         "slots across the span cost more evidence than it found (re-tune with an LLM planner).",
@@ -203,7 +423,7 @@ def _straight_quotes(text: str) -> str:
 
 
 def resolve_pronouns(question: str, requester: str | None) -> str:
-    """"How did I sleep?" → "How did David sleep?": the index text names people, not 'I'."""
+    """ "How did I sleep?" → "How did David sleep?": the index text names people, not 'I'."""
     if not requester:
         return question
     text = _straight_quotes(question)
@@ -278,13 +498,17 @@ def find_devices(question: str, known_devices: Iterable[str], people: list[str])
     fragments = {DEVICE_WORDS[w] for w in singular if w in DEVICE_WORDS}
     owners = [p.split()[0].lower() for p in people]
     for fragment in sorted(fragments):
-        matching = [d for d in devices if fragment in re.split(r"[_\-\s]+", d.lower())
-                    or d.lower().startswith(fragment)]
+        matching = [
+            d
+            for d in devices
+            if fragment in re.split(r"[_\-\s]+", d.lower()) or d.lower().startswith(fragment)
+        ]
         owned = [d for d in matching if any(o in d.lower() for o in owners)]
         if not owned:
             # "Ana's watch" is `kidswatch_ana`, not another person's `watch_ben`.
-            owned = [d for d in devices if fragment in d.lower()
-                     and any(o in d.lower() for o in owners)]
+            owned = [
+                d for d in devices if fragment in d.lower() and any(o in d.lower() for o in owners)
+            ]
         found.extend((owned or matching)[:MAX_DEVICE_MATCHES])
     return list(dict.fromkeys(found))
 
@@ -518,7 +742,9 @@ def alternative_plans(base: RoundPlan, missing: list[str] | None = None) -> Iter
     if window.enabled and not window_is_full_day(window):
         # Same first and last day (a multi-day or overnight window stays multi-day).
         whole = window.model_copy(update={"start_time": WHOLE_DAY[0], "end_time": WHOLE_DAY[1]})
-        yield base.model_copy(update={"time_window": whole, "seed": SeedQuotas(time_window_quota=15)})
+        yield base.model_copy(
+            update={"time_window": whole, "seed": SeedQuotas(time_window_quota=15)}
+        )
     if window.enabled:
         yield base.model_copy(
             update={"time_window": TimeWindow(enabled=False, confidence=0.0), "seed": SeedQuotas()}

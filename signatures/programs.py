@@ -97,8 +97,9 @@ def environment_paths() -> MemFuseSettings:
 
 def _check_target(target: str, known: tuple[str, ...], what: str) -> None:
     if target not in known:
-        raise ConfigurationError(f"unknown {what} target {target!r} (expected one of: "
-                                 f"{', '.join(known)})")
+        raise ConfigurationError(
+            f"unknown {what} target {target!r} (expected one of: {', '.join(known)})"
+        )
 
 
 # --- signature versions ---------------------------------------------------------------------
@@ -110,8 +111,9 @@ def signature_version(signature: type[dspy.Signature]) -> str:
     inputs = ",".join(signature.input_fields)
     outputs = ",".join(signature.output_fields)
     digest = hashlib.sha256(
-        json.dumps([list(signature.input_fields), list(signature.output_fields),
-                    signature.instructions]).encode()
+        json.dumps(
+            [list(signature.input_fields), list(signature.output_fields), signature.instructions]
+        ).encode()
     ).hexdigest()[:12]
     return f"{signature.__name__}:{inputs}->{outputs}@{digest}"
 
@@ -194,8 +196,9 @@ def _load_cached(target: str, path: str, mtime_ns: int) -> dspy.Module:
     return load_program(target, path)
 
 
-def program_path(target: str, programs_dir: str | Path | None = None,
-                 paths: ProgramPaths | None = None) -> Path | None:
+def program_path(
+    target: str, programs_dir: str | Path | None = None, paths: ProgramPaths | None = None
+) -> Path | None:
     """The compiled program file for `target`: explicit path, else the programs dir's file."""
     _check_target(target, PROGRAM_TARGETS, "program")
     paths = paths or environment_paths()
@@ -333,8 +336,9 @@ def _policy_cached(target: str, path: str, mtime_ns: int) -> BaseModel:
     return load_policy(target, path)
 
 
-def policy_path(target: str, programs_dir: str | Path | None = None,
-                paths: ProgramPaths | None = None) -> Path | None:
+def policy_path(
+    target: str, programs_dir: str | Path | None = None, paths: ProgramPaths | None = None
+) -> Path | None:
     _check_target(target, POLICY_TARGETS, "policy")
     paths = paths or environment_paths()
     explicit = getattr(paths, f"{target}_policy")

@@ -158,13 +158,24 @@ def call_with_retries(
             over = policy.budget_s is not None and elapsed + wait > policy.budget_s
             if attempt == policy.retries or over:
                 why = "retry budget spent" if over else "retries spent"
-                LOG.warning("%s: giving up after %d attempt(s) in %.1fs (%s): %s", role,
-                            attempt + 1, elapsed, why, one_line(f"{type(exc).__name__}: {exc}"))
+                LOG.warning(
+                    "%s: giving up after %d attempt(s) in %.1fs (%s): %s",
+                    role,
+                    attempt + 1,
+                    elapsed,
+                    why,
+                    one_line(f"{type(exc).__name__}: {exc}"),
+                )
                 if budgeted:
                     _mark_down(endpoint, exc, policy.budget_s)  # type: ignore[arg-type]
                 raise LLMProviderError(role, attempt + 1, exc, elapsed) from exc
-            LOG.warning("%s: %s; retry %d of %d in %.0fs", role,
-                        one_line(f"{type(exc).__name__}: {exc}", 120), attempt + 1,
-                        policy.retries, wait)
+            LOG.warning(
+                "%s: %s; retry %d of %d in %.0fs",
+                role,
+                one_line(f"{type(exc).__name__}: {exc}", 120),
+                attempt + 1,
+                policy.retries,
+                wait,
+            )
             policy.sleep(wait)
     raise AssertionError("unreachable")  # the loop always returns or raises

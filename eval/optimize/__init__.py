@@ -147,18 +147,27 @@ def optimize(request: OptimizeRequest, console: Console | None = None) -> Optimi
                 "MEMFUSE_LLM_BASE_URL for a local server), or use --optimizer grid"
             )
     dataset = load_dataset(request.dataset)
-    split = split_scenarios([s.scenario_id for s in dataset.scenarios],
-                            request.train_scenarios, request.dev_scenarios)
+    split = split_scenarios(
+        [s.scenario_id for s in dataset.scenarios], request.train_scenarios, request.dev_scenarios
+    )
     out = request.out or default_out(request.target, request.optimizer)
     data_dir = request.data_dir or Path(settings.data_dir) / "optimize-stores"
     cache = store_cache(dataset, data_dir, settings, request.embedder, request.progress)
     manifest = base_manifest(
-        target=request.target, optimizer=request.optimizer, program=out,
-        dataset=request.dataset, train=split.train, dev=split.dev, k=request.k,
-        limit=request.limit, lm=lm,
+        target=request.target,
+        optimizer=request.optimizer,
+        program=out,
+        dataset=request.dataset,
+        train=split.train,
+        dev=split.dev,
+        k=request.k,
+        limit=request.limit,
+        lm=lm,
     )
-    console.print(f"{request.target} · {request.optimizer}: train {', '.join(split.train)}; "
-                  f"dev {', '.join(split.dev)}")
+    console.print(
+        f"{request.target} · {request.optimizer}: train {', '.join(split.train)}; "
+        f"dev {', '.join(split.dev)}"
+    )
     if request.optimizer == "grid":
         return _grid(request, dataset, split, cache, settings, out, manifest, console)
     return _dspy(request, dataset, split, cache, settings, lm, out, manifest)
@@ -167,36 +176,50 @@ def optimize(request: OptimizeRequest, console: Console | None = None) -> Optimi
 # --- grid --------------------------------------------------------------------------------------
 
 
-def _grid(request: OptimizeRequest, dataset: BenchDataset, split: Split, cache: Any,
-          settings: MemFuseSettings, out: Path, manifest: dict[str, Any],
-          console: Console) -> OptimizeResult:
+def _grid(
+    request: OptimizeRequest,
+    dataset: BenchDataset,
+    split: Split,
+    cache: Any,
+    settings: MemFuseSettings,
+    out: Path,
+    manifest: dict[str, Any],
+    console: Console,
+) -> OptimizeResult:
     options = ControllerOptions(policy="offline", settings=settings)
     if request.target == "planner":
         scenarios = scenarios_by_id(dataset, [*split.train, *split.dev])
         with ScenarioStores(cache, scenarios, fused_mode(FusionPolicy())) as stores:
-            examples = {side: question_examples(dataset, ids, request.limit)
-                        for side, ids in (("train", split.train), ("dev", split.dev))}
+            examples = {
+                side: question_examples(dataset, ids, request.limit)
+                for side, ids in (("train", split.train), ("dev", split.dev))
+            }
             scorer = planner_scorer(examples, stores, options, request.k, request.progress)
-            run = run_grid("planner", scorer, request.axes, console=console,
-                           progress=request.progress)
+            run = run_grid(
+                "planner", scorer, request.axes, console=console, progress=request.progress
+            )
     else:
         _require_labels(dataset)
-        sides = {"train": scenarios_by_id(dataset, split.train),
-                 "dev": scenarios_by_id(dataset, split.dev)}
+        sides = {
+            "train": scenarios_by_id(dataset, split.train),
+            "dev": scenarios_by_id(dataset, split.dev),
+        }
         scorer = fusion_scorer(sides, cache, options, request.k, request.limit)
         run = run_grid("fusion", scorer, request.axes, console=console, progress=request.progress)
     policy = policy_of(request.target, run.best)
     save_policy(policy.model_dump(mode="json"), out)
-    manifest.update({
-        "signature_version": None,
-        "policy": policy.model_dump(mode="json"),
-        "defaults": run.defaults,
-        "best": run.best,
-        "best_label": describe(run.best),
-        "beats_defaults": run.beats_defaults(),
-        "grid": [{"point": p, "train": c.score, "parts": c.parts} for p, c in run.points],
-        "scores": _scores(run.baseline_train, run.best_train, run.baseline_dev, run.best_dev),
-    })
+    manifest.update(
+        {
+            "signature_version": None,
+            "policy": policy.model_dump(mode="json"),
+            "defaults": run.defaults,
+            "best": run.best,
+            "best_label": describe(run.best),
+            "beats_defaults": run.beats_defaults(),
+            "grid": [{"point": p, "train": c.score, "parts": c.parts} for p, c in run.points],
+            "scores": _scores(run.baseline_train, run.best_train, run.baseline_dev, run.best_dev),
+        }
+    )
     manifest["defaults_update"] = defaults_update(manifest)
     path = write_manifest(out, manifest)
     return OptimizeResult(out, path, manifest, run)
@@ -220,55 +243,82 @@ def _labelled_bench(path: Path, dataset: BenchDataset) -> Any:
 # --- DSPy --------------------------------------------------------------------------------------
 
 
-def _dspy(request: OptimizeRequest, dataset: BenchDataset, split: Split, cache: Any,
-          settings: MemFuseSettings, lm: Any, out: Path,
-          manifest: dict[str, Any]) -> OptimizeResult:
+def _dspy(
+    request: OptimizeRequest,
+    dataset: BenchDataset,
+    split: Split,
+    cache: Any,
+    settings: MemFuseSettings,
+    lm: Any,
+    out: Path,
+    manifest: dict[str, Any],
+) -> OptimizeResult:
     programs_dir = str(settings.programs_dir) if settings.programs_dir else None
     stores: ScenarioStores | None = None
     if request.target == "fusion":
         bench = _labelled_bench(request.dataset, dataset)
-        examples = {side: fusion_examples(bench, dataset, ids, request.limit)
-                    for side, ids in (("train", split.train), ("dev", split.dev))}
-        student: Any = FusionStudent(cache.embedder, cache.data_dir / "fusion-slices", request.k,
-                                     programs_dir)
+        examples = {
+            side: fusion_examples(bench, dataset, ids, request.limit)
+            for side, ids in (("train", split.train), ("dev", split.dev))
+        }
+        student: Any = FusionStudent(
+            cache.embedder, cache.data_dir / "fusion-slices", request.k, programs_dir
+        )
         metric = fusion_metric
     else:
         scenarios = scenarios_by_id(dataset, [*split.train, *split.dev])
         stores = ScenarioStores(cache, scenarios, fused_mode(FusionPolicy()))
-        examples = {side: question_examples(dataset, ids, request.limit)
-                    for side, ids in (("train", split.train), ("dev", split.dev))}
+        examples = {
+            side: question_examples(dataset, ids, request.limit)
+            for side, ids in (("train", split.train), ("dev", split.dev))
+        }
         options = ControllerOptions(policy="llm", settings=settings, lm=lm)
         student = RetrievalStudent(request.target, stores, options, request.k, programs_dir)
         metric = recall_metric
     try:
-        before = {side: evaluate_program(student, examples[side], metric, lm,
-                                         f"{side} before", request.progress)
-                  for side in ("train", "dev")}
-        compiled = compile_student(request.optimizer, student, examples["train"], metric, lm,
-                                   request.dspy)
-        after = {side: evaluate_program(compiled, examples[side], metric, lm,
-                                        f"{side} after", request.progress)
-                 for side in ("train", "dev")}
+        before = {
+            side: evaluate_program(
+                student, examples[side], metric, lm, f"{side} before", request.progress
+            )
+            for side in ("train", "dev")
+        }
+        compiled = compile_student(
+            request.optimizer, student, examples["train"], metric, lm, request.dspy
+        )
+        after = {
+            side: evaluate_program(
+                compiled, examples[side], metric, lm, f"{side} after", request.progress
+            )
+            for side in ("train", "dev")
+        }
     finally:
         if stores is not None:
             stores.close()
     module = compiled.target_module()
     save_program(module, out)
-    manifest.update({
-        "signature_version": target_version(request.target),
-        "signature_versions": predictor_versions(PROGRAMS[request.target].build()),
-        "options": {k: v for k, v in vars(request.dspy).items()},
-        "demos": {name: len(p.demos) for name, p in module.named_predictors()},
-        "scores": _scores(before["train"], after["train"], before["dev"], after["dev"]),
-    })
+    manifest.update(
+        {
+            "signature_version": target_version(request.target),
+            "signature_versions": predictor_versions(PROGRAMS[request.target].build()),
+            "options": {k: v for k, v in vars(request.dspy).items()},
+            "demos": {name: len(p.demos) for name, p in module.named_predictors()},
+            "scores": _scores(before["train"], after["train"], before["dev"], after["dev"]),
+        }
+    )
     path = write_manifest(out, manifest)
     return OptimizeResult(out, path, manifest)
 
 
-def _scores(train_before: ScoreCard | None, train_after: ScoreCard | None,
-            dev_before: ScoreCard | None, dev_after: ScoreCard | None) -> dict[str, Any]:
+def _scores(
+    train_before: ScoreCard | None,
+    train_after: ScoreCard | None,
+    dev_before: ScoreCard | None,
+    dev_after: ScoreCard | None,
+) -> dict[str, Any]:
     def d(card: ScoreCard | None) -> dict[str, Any] | None:
         return card.as_dict() if card is not None else None
 
-    return {"train": {"before": d(train_before), "after": d(train_after)},
-            "dev": {"before": d(dev_before), "after": d(dev_after)}}
+    return {
+        "train": {"before": d(train_before), "after": d(train_after)},
+        "dev": {"before": d(dev_before), "after": d(dev_after)},
+    }

@@ -38,14 +38,15 @@ class DSPyOptions:
     seed: int = 9
 
 
-def build_optimizer(
-    name: str, metric: Callable[..., Any], lm: Any, options: DSPyOptions
-) -> Any:
+def build_optimizer(name: str, metric: Callable[..., Any], lm: Any, options: DSPyOptions) -> Any:
     """The teleprompter for `name`, configured for single-threaded, label-free demos."""
     if name == "bootstrap":
         return dspy.BootstrapFewShot(
-            metric=metric, metric_threshold=options.metric_threshold,
-            max_bootstrapped_demos=options.max_demos, max_labeled_demos=0, max_rounds=1,
+            metric=metric,
+            metric_threshold=options.metric_threshold,
+            max_bootstrapped_demos=options.max_demos,
+            max_labeled_demos=0,
+            max_rounds=1,
         )
     if name == "mipro":
         explicit = options.num_candidates is not None or options.num_trials is not None
@@ -54,10 +55,15 @@ def build_optimizer(
                 "mipro: give both --num-candidates and --num-trials, or neither"
             )
         return dspy.MIPROv2(
-            metric=metric, prompt_model=lm, task_model=lm,
-            max_bootstrapped_demos=options.max_demos, max_labeled_demos=0,
+            metric=metric,
+            prompt_model=lm,
+            task_model=lm,
+            max_bootstrapped_demos=options.max_demos,
+            max_labeled_demos=0,
             auto=None if explicit else (options.auto or "light"),
-            num_candidates=options.num_candidates, num_threads=1, seed=options.seed,
+            num_candidates=options.num_candidates,
+            num_threads=1,
+            seed=options.seed,
             metric_threshold=options.metric_threshold,
         )
     if name == "gepa":
@@ -66,10 +72,12 @@ def build_optimizer(
             if options.max_metric_calls is not None
             else {"auto": options.auto or "light"}
         )
-        return dspy.GEPA(metric=metric, reflection_lm=lm, num_threads=1, seed=options.seed,
-                         **budget)
-    raise ConfigurationError(f"unknown DSPy optimizer {name!r} (expected one of: "
-                             f"{', '.join(DSPY_OPTIMIZERS)})")
+        return dspy.GEPA(
+            metric=metric, reflection_lm=lm, num_threads=1, seed=options.seed, **budget
+        )
+    raise ConfigurationError(
+        f"unknown DSPy optimizer {name!r} (expected one of: {', '.join(DSPY_OPTIMIZERS)})"
+    )
 
 
 def compile_student(
@@ -94,15 +102,22 @@ def compile_student(
         if name == "mipro":
             inner_val = max(1, int(len(train) * 0.8)) if len(train) > 1 else 1
             return optimizer.compile(
-                student, trainset=train, num_trials=options.num_trials,
-                minibatch_size=min(35, inner_val), minibatch=inner_val > 1,
+                student,
+                trainset=train,
+                num_trials=options.num_trials,
+                minibatch_size=min(35, inner_val),
+                minibatch=inner_val > 1,
             )
         return optimizer.compile(student, trainset=train)
 
 
 def _progress(enabled: bool) -> Progress:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     return Progress(*columns, disable=not enabled, transient=True)
 
 
@@ -118,9 +133,7 @@ def evaluate_program(
     rows: list[tuple[str, float]] = []
     purities: list[float] = []
     recalls: list[float] = []
-    with _progress(progress) as bar, (
-        dspy.context(lm=lm) if lm is not None else nullcontext()
-    ):
+    with _progress(progress) as bar, dspy.context(lm=lm) if lm is not None else nullcontext():
         task = bar.add_task(label, total=len(examples))
         for example in examples:
             prediction = program(**example.inputs())
@@ -134,7 +147,8 @@ def evaluate_program(
             bar.advance(task)
     parts: dict[str, float | None] = {}
     if purities:
-        parts = {"purity": sum(purities) / len(purities),
-                 "recall": sum(recalls) / len(recalls) if recalls else None}
+        parts = {
+            "purity": sum(purities) / len(purities),
+            "recall": sum(recalls) / len(recalls) if recalls else None,
+        }
     return score_card(rows, parts)
-

@@ -50,9 +50,7 @@ def question_example(scenario_id: str, question: BenchQuestion) -> dspy.Example:
     ).with_inputs(*QUESTION_INPUTS)
 
 
-def spread_questions(
-    questions: Sequence[BenchQuestion], limit: int | None
-) -> list[BenchQuestion]:
+def spread_questions(questions: Sequence[BenchQuestion], limit: int | None) -> list[BenchQuestion]:
     """Up to `limit` questions with gold evidence, taken round-robin over the categories.
 
     Benchmark files list questions category by category, so "the first N" would test a
@@ -135,21 +133,27 @@ def fusion_examples(
         unlabelled = {e.event_id: e for e in scenario.events}  # what a system may ingest
         for episode_id, events in episode_slices(file_scenario)[:limit]:
             ids = {e.event_id for e in events}
-            inside = [q for q in scenario.questions
-                      if q.evidence_ids and set(q.evidence_ids) <= ids]
-            examples.append(dspy.Example(
-                scenario_id=scenario.scenario_id,
-                events=[unlabelled[e.event_id] for e in events],
-                questions=[
-                    {"question_id": q.question_id, "question": q.question,
-                     "question_time": q.time.isoformat(timespec="seconds"),
-                     "requester": q.user or ""}
-                    for q in inside
-                ],
-                episode_id=episode_id,
-                category="fusion",
-                event_labels={e.event_id: labels_of(e) for e in events},
-                gold={q.question_id: list(q.evidence_ids) for q in inside},
-                question_categories={q.question_id: q.category for q in inside},
-            ).with_inputs(*FUSION_INPUTS))
+            inside = [
+                q for q in scenario.questions if q.evidence_ids and set(q.evidence_ids) <= ids
+            ]
+            examples.append(
+                dspy.Example(
+                    scenario_id=scenario.scenario_id,
+                    events=[unlabelled[e.event_id] for e in events],
+                    questions=[
+                        {
+                            "question_id": q.question_id,
+                            "question": q.question,
+                            "question_time": q.time.isoformat(timespec="seconds"),
+                            "requester": q.user or "",
+                        }
+                        for q in inside
+                    ],
+                    episode_id=episode_id,
+                    category="fusion",
+                    event_labels={e.event_id: labels_of(e) for e in events},
+                    gold={q.question_id: list(q.evidence_ids) for q in inside},
+                    question_categories={q.question_id: q.category for q in inside},
+                ).with_inputs(*FUSION_INPUTS)
+            )
     return examples

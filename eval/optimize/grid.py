@@ -120,7 +120,7 @@ def combined_point(
     for point, score in scored:
         if len(point) != 1 or score <= baseline:
             continue
-        (name, value), = point.items()
+        ((name, value),) = point.items()
         if name not in best or score > best[name][0]:
             best[name] = (score, value)
     if len(best) < 2:
@@ -143,8 +143,12 @@ class GridRun:
 
     def beats_defaults(self) -> bool:
         """Better than the defaults on train and not worse on dev: worth shipping as defaults."""
-        if not self.best or None in (self.baseline_train, self.best_train, self.baseline_dev,
-                                     self.best_dev):
+        if not self.best or None in (
+            self.baseline_train,
+            self.best_train,
+            self.baseline_dev,
+            self.best_dev,
+        ):
             return False
         assert self.baseline_train and self.best_train and self.baseline_dev and self.best_dev
         return (self.best_train.score or 0.0) > (self.baseline_train.score or 0.0) and (
@@ -176,8 +180,10 @@ def run_grid(
     def scored(point: Point) -> None:
         card = score(point, "train")
         run.points.append((point, card))
-        console.print(f"[{len(run.points)}] {describe(point):<52} train {card.score or 0.0:.4f}  "
-                      f"({time.perf_counter() - started:.0f}s)")
+        console.print(
+            f"[{len(run.points)}] {describe(point):<52} train {card.score or 0.0:.4f}  "
+            f"({time.perf_counter() - started:.0f}s)"
+        )
 
     for point in points:
         scored(point)
@@ -214,8 +220,13 @@ def planner_scorer(
         policy = policy_of("planner", point)
         assert isinstance(policy, PlannerPolicy)
         with using_policies(planner=policy):
-            return evaluate_program(student, examples[side], recall_metric,
-                                    label=f"{side}: {describe(point)}", progress=progress)
+            return evaluate_program(
+                student,
+                examples[side],
+                recall_metric,
+                label=f"{side}: {describe(point)}",
+                progress=progress,
+            )
 
     return score
 
@@ -247,17 +258,26 @@ def fusion_scorer(
                 questions = spread_questions(scenario.questions, limit)
                 with using_policies(planner=PlannerPolicy(), fusion=policy):
                     for q in questions:
-                        result = retrieve(prepared.store, q.question, question_time=q.time,
-                                          requester=q.user, k=k, options=options)
-                        rows.append((q.category, evidence_recall(q.evidence_ids,
-                                                                 result.event_ids[:k]) or 0.0))
+                        result = retrieve(
+                            prepared.store,
+                            q.question,
+                            question_time=q.time,
+                            requester=q.user,
+                            k=k,
+                            options=options,
+                        )
+                        rows.append(
+                            (
+                                q.category,
+                                evidence_recall(q.evidence_ids, result.event_ids[:k]) or 0.0,
+                            )
+                        )
             finally:
                 close = getattr(prepared.store, "close", None)
                 if callable(close):
                     close()
         purity = mean(purities) or 0.0
         recall = mean(v for _, v in rows)
-        return score_card(rows, {"purity": purity, "recall": recall},
-                          score=combine(purity, recall))
+        return score_card(rows, {"purity": purity, "recall": recall}, score=combine(purity, recall))
 
     return score

@@ -21,8 +21,17 @@ import dspy
 
 from signatures.programs import manifest_path
 
-LIBRARIES = ("memfuse", "dspy", "langgraph", "chromadb", "pydantic", "litellm", "optuna", "gepa",
-             "sentence-transformers")
+LIBRARIES = (
+    "memfuse",
+    "dspy",
+    "langgraph",
+    "chromadb",
+    "pydantic",
+    "litellm",
+    "optuna",
+    "gepa",
+    "sentence-transformers",
+)
 
 
 def library_versions() -> dict[str, str | None]:

@@ -120,12 +120,19 @@ class ScoreCard:
     parts: dict[str, float | None] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"score": self.score, "n": self.n, "by_category": self.by_category,
-                "parts": self.parts}
+        return {
+            "score": self.score,
+            "n": self.n,
+            "by_category": self.by_category,
+            "parts": self.parts,
+        }
 
 
-def score_card(rows: Sequence[tuple[str, float]], parts: dict[str, float | None] | None = None,
-               score: float | None = None) -> ScoreCard:
+def score_card(
+    rows: Sequence[tuple[str, float]],
+    parts: dict[str, float | None] | None = None,
+    score: float | None = None,
+) -> ScoreCard:
     """From (category, score) rows; `score` overrides the overall mean when given."""
     by: dict[str, list[float]] = defaultdict(list)
     for category, value in rows:

@@ -43,7 +43,7 @@ def default_split(scenario_ids: Sequence[str]) -> Split:
         )
     n_dev = DEFAULT_DEV if n >= DEFAULT_TRAIN + DEFAULT_DEV else max(1, n // 3)
     n_train = min(DEFAULT_TRAIN, n - n_dev)
-    return Split(tuple(scenario_ids[:n_train]), tuple(scenario_ids[n - n_dev:]))
+    return Split(tuple(scenario_ids[:n_train]), tuple(scenario_ids[n - n_dev :]))
 
 
 def split_scenarios(

@@ -31,8 +31,13 @@ def fusion_context(policy: FusionPolicy) -> Any:
     from graphs.fusion.context import FusionContext
 
     return FusionContext(
-        policy="offline", data_dir="unused", namespace="optimize", llm_model="",
-        llm_base_url="", llm_temperature=1.0, llm_max_tokens=4096,
+        policy="offline",
+        data_dir="unused",
+        namespace="optimize",
+        llm_model="",
+        llm_base_url="",
+        llm_temperature=1.0,
+        llm_max_tokens=4096,
         policy_config=dict(policy.policy) or None,
     )
 

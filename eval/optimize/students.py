@@ -60,8 +60,12 @@ class RetrievalStudent(dspy.Module):
         lm = dspy.settings.lm or self.default_lm
         with using_programs(planner=self.planner, judge=self.judge):
             result = retrieve(
-                store, question, question_time=question_time, requester=requester or None,
-                k=self.k, options=replace(self.options, lm=lm),
+                store,
+                question,
+                question_time=question_time,
+                requester=requester or None,
+                k=self.k,
+                options=replace(self.options, lm=lm),
             )
 
         def describe(ids: list[str]) -> list[str]:
@@ -108,27 +112,41 @@ class FusionStudent(dspy.Module):
         self.work_dir.mkdir(parents=True, exist_ok=True)
         lm = dspy.settings.lm
         with tempfile.TemporaryDirectory(dir=self.work_dir, prefix=f"{scenario_id}-") as folder:
-            store = MemoryStore.open(Path(folder) / "store", namespace="slice",
-                                     embedder=self.embedder)
+            store = MemoryStore.open(
+                Path(folder) / "store", namespace="slice", embedder=self.embedder
+            )
             try:
                 context = FusionContext(
-                    policy="llm", program=self.agent, lm=lm, data_dir=folder, namespace="slice",
-                    llm_model="injected", llm_base_url="", llm_temperature=1.0,
-                    llm_max_tokens=4096, **self.context,
+                    policy="llm",
+                    program=self.agent,
+                    lm=lm,
+                    data_dir=folder,
+                    namespace="slice",
+                    llm_model="injected",
+                    llm_base_url="",
+                    llm_temperature=1.0,
+                    llm_max_tokens=4096,
+                    **self.context,
                 )
                 report = ingest_events(store, events, config=context, progress=False)
                 fused = [list(node.members) for node in store.all_fused()]
                 offline = ControllerOptions(policy="offline")
                 retrieved = {
                     q["question_id"]: retrieve(
-                        store, q["question"], question_time=q["question_time"],
-                        requester=q["requester"] or None, k=self.k, options=offline,
+                        store,
+                        q["question"],
+                        question_time=q["question_time"],
+                        requester=q["requester"] or None,
+                        k=self.k,
+                        options=offline,
                     ).event_ids[: self.k]
                     for q in questions
                 }
             finally:
                 store.close()
         return dspy.Prediction(
-            fused_members=fused, retrieved=retrieved, rejected=report.rejected,
+            fused_members=fused,
+            retrieved=retrieved,
+            rejected=report.rejected,
             accepted=report.accepted,
         )

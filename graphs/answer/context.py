@@ -17,8 +17,6 @@ class AnswerContext(RetrievalContext):
 
     reader: InitVar[Hidden] = None
 
-    def __post_init__(
-        self, store: Any, settings: Any, lm: Any, reader: Any
-    ) -> None:
+    def __post_init__(self, store: Any, settings: Any, lm: Any, reader: Any) -> None:
         super().__post_init__(store, settings, lm)
         self._injected = replace(self._injected, reader=reader)

@@ -14,7 +14,9 @@ from graphs.answer.state import AnswerInput, AnswerOutput, AnswerState
 from graphs.retrieval.graph import graph as retrieval_graph
 
 builder = StateGraph(
-    AnswerState, context_schema=AnswerContext, input_schema=AnswerInput,
+    AnswerState,
+    context_schema=AnswerContext,
+    input_schema=AnswerInput,
     output_schema=AnswerOutput,
 )
 builder.add_node("begin", begin)

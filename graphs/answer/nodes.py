@@ -56,8 +56,9 @@ def _no_answer(reason: str) -> dict[str, Any]:
         "answer": None,
         "note": f"reader failed: {why}; showing retrieved evidence only",
         "reader_error": why,
-        "decision": Decision(step=READER_STEP, decided_by=offline_fallback(
-            f"reader failed: {why}")),
+        "decision": Decision(
+            step=READER_STEP, decided_by=offline_fallback(f"reader failed: {why}")
+        ),
     }
 
 
@@ -65,20 +66,30 @@ def _no_answer(reason: str) -> dict[str, Any]:
 def begin(state: AnswerState, runtime: Runtime[AnswerContext]) -> dict[str, Any]:
     """Clear what an earlier run on the thread left and pass this run's input on, one step,
     to the retrieval subgraph (which reads and checks it)."""
-    forwarded = {"question": state.question, "question_time": state.question_time,
-                 "requester": state.requester, "k": state.k}
+    forwarded = {
+        "question": state.question,
+        "question_time": state.question_time,
+        "requester": state.requester,
+        "k": state.k,
+    }
     return {**fresh_run(AnswerState), **forwarded}
 
 
 def _reading(state: AnswerState, context: AnswerContext) -> dict[str, Any]:
     resources = resources_for(context)
     if resources.store is None:
-        return {"answer": None, "note": "no memory to answer from: " + "; ".join(resources.notes),
-                "decision": Decision(step=READER_STEP, decided_by=DECIDED_OFFLINE)}
+        return {
+            "answer": None,
+            "note": "no memory to answer from: " + "; ".join(resources.notes),
+            "decision": Decision(step=READER_STEP, decided_by=DECIDED_OFFLINE),
+        }
     reader = resources.reader()
     if reader is None:
-        return {"answer": None, "note": NO_LLM_NOTE,
-                "decision": Decision(step=READER_STEP, decided_by=DECIDED_OFFLINE)}
+        return {
+            "answer": None,
+            "note": NO_LLM_NOTE,
+            "decision": Decision(step=READER_STEP, decided_by=DECIDED_OFFLINE),
+        }
     request = state.request
     try:
         answer = reader(
@@ -94,8 +105,12 @@ def _reading(state: AnswerState, context: AnswerContext) -> dict[str, Any]:
     problem = answer_problem(answer)
     if problem is not None:
         return _no_answer(problem)
-    return {"answer": answer.strip(), "note": "", "reader_error": None,
-            "decision": Decision(step=READER_STEP, decided_by=DECIDED_BY_LLM)}
+    return {
+        "answer": answer.strip(),
+        "note": "",
+        "reader_error": None,
+        "decision": Decision(step=READER_STEP, decided_by=DECIDED_BY_LLM),
+    }
 
 
 @node
@@ -104,9 +119,22 @@ def read(state: AnswerState, runtime: Runtime[AnswerContext]) -> dict[str, Any]:
     failed or empty reply leaves the evidence with a reason, never a traceback or a guess."""
     outcome = _reading(state, context_of(runtime))
     decision = outcome.pop("decision")
-    past = [PastQuestion(question=state.request.question, question_time=state.request
-                         .question_time, requester=state.request.requester,
-                         event_ids=state.event_ids, answer=outcome["answer"])
-            ] if state.request is not None else []
-    return {"reader_error": None, **outcome, "decisions": [*state.decisions, decision],
-            "history": past}
+    past = (
+        [
+            PastQuestion(
+                question=state.request.question,
+                question_time=state.request.question_time,
+                requester=state.request.requester,
+                event_ids=state.event_ids,
+                answer=outcome["answer"],
+            )
+        ]
+        if state.request is not None
+        else []
+    )
+    return {
+        "reader_error": None,
+        **outcome,
+        "decisions": [*state.decisions, decision],
+        "history": past,
+    }

@@ -22,10 +22,12 @@ def answer_question(
     reader: Reader | None = None,
 ) -> dict[str, Any]:
     """Retrieve, then read: the answer (or why there is none), the evidence and the trace."""
-    output = AnswerOutput.model_validate(graph.invoke(  # type: ignore[call-overload]  # input given as the JSON dict a server run gets
-        {"question": question, "question_time": question_time, "requester": requester, "k": k},
-        context=AnswerContext(store=store, k=k, settings=settings, reader=reader),
-    ))
+    output = AnswerOutput.model_validate(
+        graph.invoke(  # type: ignore[call-overload]  # input given as the JSON dict a server run gets
+            {"question": question, "question_time": question_time, "requester": requester, "k": k},
+            context=AnswerContext(store=store, k=k, settings=settings, reader=reader),
+        )
+    )
     return {
         "question": question,
         "answer": output.answer,

@@ -27,15 +27,11 @@ class FusionContext(RunContext):
 
     window_size: int = field(
         default=8,
-        metadata=about(
-            "Accumulation zone: how many recently processed events the agent sees."
-        ),
+        metadata=about("Accumulation zone: how many recently processed events the agent sees."),
     )
     max_tool_turns: int = field(
         default=4,
-        metadata=about(
-            "Tool calls the agent may make per event before it must submit a plan."
-        ),
+        metadata=about("Tool calls the agent may make per event before it must submit a plan."),
     )
     max_searches: int = field(
         default=2,
@@ -57,9 +53,7 @@ class FusionContext(RunContext):
     )
     semantic_max_edges: int = field(
         default=5,
-        metadata=about(
-            "Automatic semantic edges per inserted node (most similar first)."
-        ),
+        metadata=about("Automatic semantic edges per inserted node (most similar first)."),
     )
     event_semantic_edges: bool = field(
         default=True,
@@ -81,16 +75,19 @@ class FusionContext(RunContext):
     )
     program: InitVar[Hidden] = None
 
-    def __post_init__(
-        self, store: Any, settings: Any, lm: Any, program: Any
-    ) -> None:
+    def __post_init__(self, store: Any, settings: Any, lm: Any, program: Any) -> None:
         super().__post_init__(store, settings, lm)
         self._injected = replace(self._injected, program=program)
 
     def check(self) -> None:
         super().check()
-        for name in ("window_size", "max_tool_turns", "max_searches", "max_pack_lookups",
-                     "semantic_max_edges"):
+        for name in (
+            "window_size",
+            "max_tool_turns",
+            "max_searches",
+            "max_pack_lookups",
+            "semantic_max_edges",
+        ):
             if getattr(self, name) < 0:
                 raise ConfigurationError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not 0.0 <= self.semantic_threshold <= 1.0:

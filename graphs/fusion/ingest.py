@@ -24,6 +24,7 @@ uninterrupted run would have built. Events the store already held and fused are 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter, deque
 from collections.abc import Iterable
@@ -156,10 +157,8 @@ def _fuse_queued(event: Event, session: list[Event], ctx: FusionContext, tally: 
         _fuse_one(event, session, ctx, tally)
     except BaseException as exc:
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())
-        try:
+        with contextlib.suppress(Exception):  # the original failure is the one to report
             store.note_pending(event.event_id, reason)
-        except Exception:  # noqa: BLE001 — the original failure is the one to report
-            pass
         raise
     store.mark_fused(event.event_id)
 

@@ -81,10 +81,17 @@ def begin(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     replay_once(resources.require_store())
     window = None
     if state.session:
-        window = [_as_event(e) for e in state.session][-ctx.window_size :] if ctx.window_size else []
-    return {**fresh_run(State), "event_id": event.event_id, "current": event,
-            "given_window": window, "decided_by": resources.decided_by,
-            "notes": list(resources.notes)}
+        window = (
+            [_as_event(e) for e in state.session][-ctx.window_size :] if ctx.window_size else []
+        )
+    return {
+        **fresh_run(State),
+        "event_id": event.event_id,
+        "current": event,
+        "given_window": window,
+        "decided_by": resources.decided_by,
+        "notes": list(resources.notes),
+    }
 
 
 @node
@@ -254,8 +261,14 @@ def validate(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
 
 
 def _past(state: Verdict, outcome: str) -> list[PastEvent]:
-    return [PastEvent(event_id=state.event_id, outcome=outcome,  # type: ignore[arg-type]
-                      decided_by=state.decided_by, plan_id=state.plan_id)]
+    return [
+        PastEvent(
+            event_id=state.event_id,
+            outcome=outcome,  # type: ignore[arg-type]
+            decided_by=state.decided_by,
+            plan_id=state.plan_id,
+        )
+    ]
 
 
 @node

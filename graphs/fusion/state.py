@@ -82,8 +82,8 @@ class FusionOutput(BaseModel):
         "rejection stored).",
     )
     plan: FusionPlan | None = Field(
-        default=None, description="The submitted plan (None when the agent's answer could not "
-        "be read).",
+        default=None,
+        description="The submitted plan (None when the agent's answer could not be read).",
     )
     violations: list[str] = Field(
         default_factory=list,
@@ -105,8 +105,8 @@ class FusionOutput(BaseModel):
         default=0, description="Tool calls the agent made (the initial system search not counted)."
     )
     notes: list[str] = Field(
-        default_factory=list, description="Where the memory is, when that needs saying (a data "
-        "dir this run created).",
+        default_factory=list,
+        description="Where the memory is, when that needs saying (a data dir this run created).",
     )
 
 

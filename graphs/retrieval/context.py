@@ -22,9 +22,7 @@ class RetrievalContext(RunContext):
 
     recipe: str = field(
         default="memfuse",
-        metadata=about(
-            f"Search recipe for every round: one of {sorted(RECIPES)}."
-        ),
+        metadata=about(f"Search recipe for every round: one of {sorted(RECIPES)}."),
     )
     k: int = field(
         default=20, metadata=about("Events in the final context (the input's k wins when given).")
@@ -35,9 +33,7 @@ class RetrievalContext(RunContext):
     max_rounds: int = field(default=5, metadata=about("Hard cap on rounds (paper: 5)."))
     use_controller: bool = field(
         default=True,
-        metadata=about(
-            "Multi-round judged loop; off = one search round (the w/o AR ablation)."
-        ),
+        metadata=about("Multi-round judged loop; off = one search round (the w/o AR ablation)."),
     )
     use_constraints: bool = field(
         default=True,

@@ -55,9 +55,7 @@ def offline_planner(resources: Resources) -> OfflineRoundPlanner:
 
 
 @lru_cache(maxsize=64)
-def search_config(
-    recipe: str, k: int, use_constraints: bool, policy_key: str = ""
-) -> SearchConfig:
+def search_config(recipe: str, k: int, use_constraints: bool, policy_key: str = "") -> SearchConfig:
     """The round's recipe with the tuned overrides (a `PlannerPolicy.key()`), k and the
     constraint switch applied."""
     config = PlannerPolicy.from_key(policy_key).apply(resolve_recipe(recipe))
@@ -72,8 +70,9 @@ def search_config(
 
 
 def run_search_config(context: RetrievalContext, resources: Resources, k: int) -> SearchConfig:
-    return search_config(context.recipe, k, context.use_constraints,
-                         resources.planner_policy().key())
+    return search_config(
+        context.recipe, k, context.use_constraints, resources.planner_policy().key()
+    )
 
 
 class Decided(NamedTuple):
@@ -94,14 +93,19 @@ def decide(
 ) -> Decided:
     """Run one decision on the LM, or its twin; an unusable LLM answer falls back, noted."""
     if lm is None:
-        return Decided(offline_module(**inputs), "offline", [], Decision(
-            step=what, decided_by=DECIDED_OFFLINE))
+        return Decided(
+            offline_module(**inputs), "offline", [], Decision(step=what, decided_by=DECIDED_OFFLINE)
+        )
     try:
         with dspy.context(lm=lm):
             prediction = llm_program()(**inputs)
     except Exception as exc:  # noqa: BLE001 — malformed output, schema violation, endpoint down
         reason = describe_failure(exc)
         note = f"{what}: {reason}; used the offline twin"
-        return Decided(offline_module(**inputs), "offline", [note], Decision(
-            step=what, decided_by=offline_fallback(reason)))
+        return Decided(
+            offline_module(**inputs),
+            "offline",
+            [note],
+            Decision(step=what, decided_by=offline_fallback(reason)),
+        )
     return Decided(prediction, "llm", [], Decision(step=what, decided_by=DECIDED_BY_LLM))

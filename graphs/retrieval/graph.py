@@ -19,7 +19,9 @@ from graphs.retrieval.routers import (
 from graphs.retrieval.state import RetrievalInput, RetrievalOutput, State
 
 builder = StateGraph(
-    State, context_schema=RetrievalContext, input_schema=RetrievalInput,
+    State,
+    context_schema=RetrievalContext,
+    input_schema=RetrievalInput,
     output_schema=RetrievalOutput,
 )
 builder.add_node("begin", begin)

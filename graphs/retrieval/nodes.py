@@ -67,8 +67,10 @@ def begin(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]:
     resources = resources_for(context)
     resources.refresh()
     request = Request(
-        question=state.question, question_time=resolve_time(state.question_time),
-        requester=state.requester or None, k=state.k or context.k,
+        question=state.question,
+        question_time=resolve_time(state.question_time),
+        requester=state.requester or None,
+        k=state.k or context.k,
     )
     return {**fresh_run(State), "request": request, "notes": Overwrite(list(resources.notes))}
 
@@ -83,12 +85,20 @@ def plan_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, An
         resources = resources_for(context)
         store = resources.require_store()
         inputs = planner_inputs(
-            request.question, request.question_time, request.requester,
-            list(store.known_people()), list(store.known_devices()), [], [],
+            request.question,
+            request.question_time,
+            request.requester,
+            list(store.known_people()),
+            list(store.known_devices()),
+            [],
+            [],
         )
         prediction, _, notes, decision = decide(
-            lambda: resources.program("planner"), offline_planner(resources),
-            inputs, resources.lm, "round 1 planner",
+            lambda: resources.program("planner"),
+            offline_planner(resources),
+            inputs,
+            resources.lm,
+            "round 1 planner",
         )
         return {"plan": prediction.plan, "notes": notes, "decisions": [decision]}
 
@@ -121,8 +131,11 @@ def search_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, 
         raise ConfigurationError("search_round reached without a plan")
     resources = resources_for(context)
     result = search(
-        resources.require_store(), state.plan, run_search_config(context, resources, request.k),
-        requester=request.requester, question_time=request.question_time,
+        resources.require_store(),
+        state.plan,
+        run_search_config(context, resources, request.k),
+        requester=request.requester,
+        question_time=request.question_time,
         question=request.question.strip() or None,
     )
     first_round = {"guard_ids": result.guard_ids} if state.round == 0 else {}
@@ -145,13 +158,23 @@ def judge_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, A
     resources = resources_for(context)
     final = state.round >= context.max_rounds
     inputs = judge_inputs(
-        request.question, request.question_time, state.plans[-1], state.searched_queries,
-        state.plans, state.round, context.min_rounds, final, request.k,
+        request.question,
+        request.question_time,
+        state.plans[-1],
+        state.searched_queries,
+        state.plans,
+        state.round,
+        context.min_rounds,
+        final,
+        request.k,
         evidence_items(resources.require_store(), state),
     )
     prediction, source, notes, decision = decide(
-        lambda: resources.program("judge"), OFFLINE_JUDGE, inputs,
-        resources.lm, f"round {state.round} judge",
+        lambda: resources.program("judge"),
+        OFFLINE_JUDGE,
+        inputs,
+        resources.lm,
+        f"round {state.round} judge",
     )
     sufficient = bool(prediction.sufficient)
     if sufficient and state.round < context.min_rounds:
@@ -192,14 +215,29 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     )
     pinned = [*state.guard_ids, *(i for i in selected if i in set(ranked)), *pinned_fused]
     config = run_search_config(context, resources, k)
-    entries = assemble_context(
-        resources.require_store(), chosen, fused, config.context, pinned_ids=pinned
-    ) if chosen or pinned else []
+    entries = (
+        assemble_context(
+            resources.require_store(), chosen, fused, config.context, pinned_ids=pinned
+        )
+        if chosen or pinned
+        else []
+    )
     in_context = {e.node_id for e in entries}
     event_ids = [i for i in ranked if i in in_context]
-    stop_reason = (stop_reason_of(state, context) if resources.store is not None
-                   else "no memory store to search")
-    past = PastQuestion(question=request.question, question_time=request.question_time,
-                        requester=request.requester, event_ids=event_ids)
-    return {"event_ids": event_ids, "context": entries, "stop_reason": stop_reason,
-            "history": [past]}
+    stop_reason = (
+        stop_reason_of(state, context)
+        if resources.store is not None
+        else "no memory store to search"
+    )
+    past = PastQuestion(
+        question=request.question,
+        question_time=request.question_time,
+        requester=request.requester,
+        event_ids=event_ids,
+    )
+    return {
+        "event_ids": event_ids,
+        "context": entries,
+        "stop_reason": stop_reason,
+        "history": [past],
+    }

@@ -58,9 +58,12 @@ def evidence_items(store: MemoryStoreAPI, state: State) -> list[EvidenceItem]:
     events = {e.event_id: e for e in store.get_events([c.node_id for c in ranked])}
     items = [
         EvidenceItem(
-            node_id=c.node_id, timestamp=events[c.node_id].timestamp,
-            device=events[c.node_id].device, location=events[c.node_id].location,
-            text=events[c.node_id].description, characters=list(events[c.node_id].characters),
+            node_id=c.node_id,
+            timestamp=events[c.node_id].timestamp,
+            device=events[c.node_id].device,
+            location=events[c.node_id].location,
+            text=events[c.node_id].description,
+            characters=list(events[c.node_id].characters),
             score=c.score,
         )
         for c in ranked
@@ -69,11 +72,18 @@ def evidence_items(store: MemoryStoreAPI, state: State) -> list[EvidenceItem]:
     fused = sorted(state.fused.values(), key=lambda c: (-c.score, c.node_id))[:EVIDENCE_FUSED]
     for candidate in fused:
         node = store.get_fused(candidate.node_id)
-        items.append(EvidenceItem(
-            node_id=node.node_id, kind=NodeKind.FUSED, timestamp=node.start, end=node.end,
-            device=",".join(node.devices), text=node.summary, characters=list(node.subjects),
-            score=candidate.score,
-        ))
+        items.append(
+            EvidenceItem(
+                node_id=node.node_id,
+                kind=NodeKind.FUSED,
+                timestamp=node.start,
+                end=node.end,
+                device=",".join(node.devices),
+                text=node.summary,
+                characters=list(node.subjects),
+                score=candidate.score,
+            )
+        )
     return items
 
 

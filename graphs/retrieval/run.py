@@ -43,9 +43,16 @@ class ControllerOptions:
 
     def context(self, store: MemoryStoreAPI, k: int) -> RetrievalContext:
         return RetrievalContext(
-            recipe=self.recipe, k=k, min_rounds=self.min_rounds, max_rounds=self.max_rounds,
-            use_controller=self.use_controller, use_constraints=self.use_constraints,
-            policy=self.policy, backfill=self.backfill, store=store, lm=self.lm,
+            recipe=self.recipe,
+            k=k,
+            min_rounds=self.min_rounds,
+            max_rounds=self.max_rounds,
+            use_controller=self.use_controller,
+            use_constraints=self.use_constraints,
+            policy=self.policy,
+            backfill=self.backfill,
+            store=store,
+            lm=self.lm,
             settings=self.settings,
         )
 
@@ -93,10 +100,12 @@ def retrieve(
     if not isinstance(question, str) or not question.strip():
         raise InvalidQueryError("the question is empty")
     started = time.perf_counter()
-    output = RetrievalOutput.model_validate(graph.invoke(  # type: ignore[call-overload]  # input given as the JSON dict a server run gets
-        {"question": question, "question_time": question_time, "requester": requester, "k": k},
-        context=options.context(store, k),
-    ))
+    output = RetrievalOutput.model_validate(
+        graph.invoke(  # type: ignore[call-overload]  # input given as the JSON dict a server run gets
+            {"question": question, "question_time": question_time, "requester": requester, "k": k},
+            context=options.context(store, k),
+        )
+    )
     return ControllerResult(
         event_ids=output.event_ids,
         context=output.context,

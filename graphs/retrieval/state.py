@@ -82,7 +82,7 @@ class Request(BaseModel):
 
     question: str = Field(description="The question, verbatim.")
     question_time: datetime = Field(description="When it was asked (the wall clock if unset).")
-    requester: str | None = Field(default=None, description="Who asked (\"I/me/my\").")
+    requester: str | None = Field(default=None, description='Who asked ("I/me/my").')
     k: int = Field(description="Events in the final context.")
 
 

@@ -192,11 +192,7 @@ class _Checker:
                 )
                 return
         low, high = sorted((src, dst))
-        key = (
-            (src, dst, etype.value)
-            if etype == EdgeType.CAUSAL
-            else (low, high, etype.value)
-        )
+        key = (src, dst, etype.value) if etype == EdgeType.CAUSAL else (low, high, etype.value)
         exists = self.store.has_edge(src, dst, etype) or (
             etype == EdgeType.SEMANTIC and self.store.has_edge(dst, src, etype)
         )

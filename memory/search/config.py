@@ -19,7 +19,9 @@ class PathPriors(BaseModel):
     seed: float = Field(default=0.08, description="Direct seed.")
     time_window: float = Field(default=0.06, description="Hit of a confident time window.")
     causal: float = Field(default=0.04, description="Reached through a causal path.")
-    membership: float = Field(default=0.03, description="Reached through a belong (membership) path.")
+    membership: float = Field(
+        default=0.03, description="Reached through a belong (membership) path."
+    )
     semantic: float = Field(default=0.01, description="Reached through a semantic path.")
     temporal_neighbor: float = Field(
         default=0.04,
@@ -49,8 +51,12 @@ class ContextBudget(BaseModel):
 
     entries: int = Field(default=20, ge=1, description="Atomic events in the context.")
     max_fused: int = Field(default=3, ge=0, description="Fused nodes that may contribute.")
-    max_members: int = Field(default=10, ge=1, description="Member events per contributing fused node.")
-    max_chars: int = Field(default=128_000, ge=100, description="Character cap on the whole context.")
+    max_members: int = Field(
+        default=10, ge=1, description="Member events per contributing fused node."
+    )
+    max_chars: int = Field(
+        default=128_000, ge=100, description="Character cap on the whole context."
+    )
     include_summaries: bool = Field(default=True, description="Show fused summaries as entries.")
     summaries_take_entries: bool = Field(
         default=False,
@@ -73,15 +79,22 @@ class GuardConfig(BaseModel):
 
     enabled: bool = Field(default=True, description="Reserve slots for the unconstrained ranking.")
     depth: int = Field(
-        default=30, ge=1, description="Hits per unconstrained list (dense and BM25L over the asker's words): hybrid's."
+        default=30,
+        ge=1,
+        description="Hits per unconstrained list (dense and BM25L over the asker's words): "
+        "hybrid's.",
     )
     share_unconstrained: float = Field(
-        default=0.6, ge=0.0, le=1.0,
+        default=0.6,
+        ge=0.0,
+        le=1.0,
         description="Reserved share when the plan applies no constraint (graph and fused packs "
         "compete for the rest).",
     )
     share_confident: float = Field(
-        default=0.3, ge=0.0, le=1.0,
+        default=0.3,
+        ge=0.0,
+        le=1.0,
         description="Reserved share at constraint confidence 1.0 (linear in between).",
     )
 
@@ -93,15 +106,27 @@ class SearchConfig(BaseModel):
 
     name: str = Field(default="memfuse", description="Recipe name shown in reports.")
     # seed retrieval
-    use_dense: bool = Field(default=True, description="Dense retrieval for the focus query and rewrites.")
+    use_dense: bool = Field(
+        default=True, description="Dense retrieval for the focus query and rewrites."
+    )
     use_bm25: bool = Field(default=True, description="BM25L retrieval for the lexical query.")
-    use_temporal: bool = Field(default=True, description="Temporal retrieval inside a confident window.")
+    use_temporal: bool = Field(
+        default=True, description="Temporal retrieval inside a confident window."
+    )
     use_rewrites: bool = Field(default=True, description="Also search the plan's rewrites (≤ 3).")
-    use_constraints: bool = Field(default=True, description="Honour time window / coverage / neighbours / timeline.")
-    dense_per_query: int = Field(default=10, ge=1, description="Dense hits per query (≤ 10 in the paper).")
+    use_constraints: bool = Field(
+        default=True, description="Honour time window / coverage / neighbours / timeline."
+    )
+    dense_per_query: int = Field(
+        default=10, ge=1, description="Dense hits per query (≤ 10 in the paper)."
+    )
     bm25_top: int = Field(default=30, ge=1, description="BM25L hits kept for fusion.")
-    time_window_quota: int = Field(default=10, ge=1, description="Temporal seeds when the plan gives none.")
-    temporal_neighbor_keep: int = Field(default=6, ge=1, description="Neighbours kept when the plan gives none.")
+    time_window_quota: int = Field(
+        default=10, ge=1, description="Temporal seeds when the plan gives none."
+    )
+    temporal_neighbor_keep: int = Field(
+        default=6, ge=1, description="Neighbours kept when the plan gives none."
+    )
     rrf_k: int = Field(default=60, ge=1, description="RRF constant in 1/(k + rank).")
     seed_pool: int = Field(
         default=20,
@@ -109,11 +134,15 @@ class SearchConfig(BaseModel):
         description="Best positive seeds kept (paper: 30; 20 won `memfuse optimize --target "
         "planner --optimizer grid` on MemFuseBench, see programs/planner_policy.manifest.json).",
     )
-    constraint_confidence: float = Field(default=0.6, ge=0.0, le=1.0, description="Min confidence to apply a constraint.")
+    constraint_confidence: float = Field(
+        default=0.6, ge=0.0, le=1.0, description="Min confidence to apply a constraint."
+    )
     guard: GuardConfig = Field(default_factory=GuardConfig)
     # graph expansion
     use_graph: bool = Field(default=True, description="Expand seeds along typed edges.")
-    use_fused: bool = Field(default=True, description="Let fused nodes seed, expand and enter the context.")
+    use_fused: bool = Field(
+        default=True, description="Let fused nodes seed, expand and enter the context."
+    )
     max_hops: int = Field(default=2, ge=0, description="Hop limit of the expansion.")
     semantic_threshold: float = Field(
         default=0.9,
@@ -123,7 +152,9 @@ class SearchConfig(BaseModel):
         "(the paper), but most of those join events through shared boilerplate; walking only "
         "≥ 0.9 won the planner grid on the train scenarios and cut search p95 about threefold.",
     )
-    fused_expansion_budget: int = Field(default=8, ge=0, description="Fused nodes whose members may be expanded.")
+    fused_expansion_budget: int = Field(
+        default=8, ge=0, description="Fused nodes whose members may be expanded."
+    )
     max_expanded: int = Field(default=400, ge=1, description="Safety cap on expanded candidates.")
     # scoring
     beta: float = Field(default=0.7, gt=0.0, le=1.0, description="Graph-hop decay β.")
@@ -175,26 +206,55 @@ class SearchConfig(BaseModel):
 # Named recipes — one line each on what they are.
 MEMFUSE_DEFAULT = SearchConfig()  # the full engine: the paper's parameters, seed pool tuned
 NAIVE_RAG = SearchConfig(  # dense top-k only: the "naive RAG" baseline
-    name="naive_rag", use_bm25=False, use_temporal=False, use_rewrites=False,
-    use_constraints=False, use_graph=False, use_fused=False, dense_per_query=20, rank_by="rrf",
+    name="naive_rag",
+    use_bm25=False,
+    use_temporal=False,
+    use_rewrites=False,
+    use_constraints=False,
+    use_graph=False,
+    use_fused=False,
+    dense_per_query=20,
+    rank_by="rrf",
     seed_pool=30,  # the baselines keep the paper's pool (only MemFuse's was tuned)
     guard=GuardConfig(enabled=False),  # a baseline is its own unconstrained ranking
 )
 BM25_ONLY = SearchConfig(  # lexical BM25L top-k only
-    name="bm25", use_dense=False, use_temporal=False, use_rewrites=False,
-    use_constraints=False, use_graph=False, use_fused=False, rank_by="rrf",
+    name="bm25",
+    use_dense=False,
+    use_temporal=False,
+    use_rewrites=False,
+    use_constraints=False,
+    use_graph=False,
+    use_fused=False,
+    rank_by="rrf",
     seed_pool=30,  # the baselines keep the paper's pool (only MemFuse's was tuned)
     guard=GuardConfig(enabled=False),  # a baseline is its own unconstrained ranking
 )
 HYBRID_RRF = SearchConfig(  # dense + BM25L fused by RRF, no graph
-    name="hybrid", use_temporal=False, use_rewrites=False, use_constraints=False,
-    use_graph=False, use_fused=False, dense_per_query=30, rank_by="rrf",
+    name="hybrid",
+    use_temporal=False,
+    use_rewrites=False,
+    use_constraints=False,
+    use_graph=False,
+    use_fused=False,
+    dense_per_query=30,
+    rank_by="rrf",
     seed_pool=30,  # the baselines keep the paper's pool (only MemFuse's was tuned)
     guard=GuardConfig(enabled=False),  # a baseline is its own unconstrained ranking
 )
 MEMFUSE_NO_GRAPH = SearchConfig(name="memfuse_no_graph", use_graph=False)  # no edge traversal
-MEMFUSE_NO_FUSION = SearchConfig(name="memfuse_no_fusion", use_fused=False)  # fused nodes ignored, edges kept
+MEMFUSE_NO_FUSION = SearchConfig(
+    name="memfuse_no_fusion", use_fused=False
+)  # fused nodes ignored, edges kept
 
 RECIPES: dict[str, SearchConfig] = {
-    r.name: r for r in (MEMFUSE_DEFAULT, NAIVE_RAG, BM25_ONLY, HYBRID_RRF, MEMFUSE_NO_GRAPH, MEMFUSE_NO_FUSION)
+    r.name: r
+    for r in (
+        MEMFUSE_DEFAULT,
+        NAIVE_RAG,
+        BM25_ONLY,
+        HYBRID_RRF,
+        MEMFUSE_NO_GRAPH,
+        MEMFUSE_NO_FUSION,
+    )
 }

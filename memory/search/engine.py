@@ -50,8 +50,9 @@ def run_search(
     `question` is the asker's own words (default: the plan's focus): the guard's
     unconstrained lists search exactly them, so its reserved slots hold what plain hybrid
     retrieval finds for the question (see `memory.search.guard`). `requester` (who asks)
-    gives the asker's own events the first turn when the plan asks to cover several people; `question_time` (when they ask) hides later events
-    when the recipe's ``hide_after_question_time`` is on.
+    gives the asker's own events the first turn when the plan asks to cover several people;
+    `question_time` (when they ask) hides later events when the recipe's
+    ``hide_after_question_time`` is on.
     """
     started = time.perf_counter()
     cache = StoreCache(store)
@@ -62,7 +63,8 @@ def run_search(
     lists = collect_seed_lists(cache, plan, config, query_vectors, window)
     guard_lists = (
         unconstrained_lists(store, question or plan.focus, config.guard.depth)
-        if config.guard.enabled else {}
+        if config.guard.enabled
+        else {}
     )
     if cutoff is not None:
         lists = drop_after(cache, lists, cutoff)
@@ -71,8 +73,13 @@ def run_search(
     traces = expand(cache, seeds, config)
 
     scorer = Scorer(
-        cache, config, query_vectors, {s.node_id: s.score for s in seeds}, window,
-        _window_bonus(store, window, config, question_time), cutoff,
+        cache,
+        config,
+        query_vectors,
+        {s.node_id: s.score for s in seeds},
+        window,
+        _window_bonus(store, window, config, question_time),
+        cutoff,
     )
     pool = scorer.pool(traces)
     neighbors = plan.temporal_neighbors
@@ -129,7 +136,8 @@ def applied_confidence(plan: RoundPlan, config: SearchConfig) -> float:
         plan.time_window.confidence if active_window(plan, config) is not None else 0.0,
         plan.coverage_diversification.confidence if _coverage_dimensions(plan, config) else 0.0,
         plan.timeline_mode.confidence if _timeline_on(plan, config) else 0.0,
-        neighbors.confidence if neighbors.enabled and confident(neighbors.confidence, config)
+        neighbors.confidence
+        if neighbors.enabled and confident(neighbors.confidence, config)
         else 0.0,
     )
     return max(honoured)

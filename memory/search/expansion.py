@@ -49,7 +49,11 @@ def root_trace(seed: Seed) -> ExpansionTrace:
 def unconstrained_trace(node_id: str) -> ExpansionTrace:
     """The trace of an event the guard reserved (the plain question's hybrid hit)."""
     return ExpansionTrace.model_construct(
-        seed_id=node_id, path=[], distance=0, seed_lists=["guard"], time_window_hit=False,
+        seed_id=node_id,
+        path=[],
+        distance=0,
+        seed_lists=["guard"],
+        time_window_hit=False,
         neighbor_of=None,
     )
 

@@ -27,7 +27,9 @@ def reserved_slots(k: int, confidence: float, guard: GuardConfig) -> int:
     if not guard.enabled or k <= 0:
         return 0
     confidence = min(max(confidence, 0.0), 1.0)
-    share = guard.share_unconstrained - (guard.share_unconstrained - guard.share_confident) * confidence
+    share = (
+        guard.share_unconstrained - (guard.share_unconstrained - guard.share_confident) * confidence
+    )
     return min(k, math.ceil(k * share - 1e-9))
 
 

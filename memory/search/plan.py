@@ -52,9 +52,12 @@ class TimeWindow(BaseModel):
     def spanning(cls, start: datetime, end: datetime, confidence: float) -> TimeWindow:
         """An enabled window over [start, end] (any number of days)."""
         return cls(
-            enabled=True, date=start.date(), start_time=start.time(),
+            enabled=True,
+            date=start.date(),
+            start_time=start.time(),
             end_date=end.date() if end.date() != start.date() else None,
-            end_time=end.time(), confidence=confidence,
+            end_time=end.time(),
+            confidence=confidence,
         )
 
 
@@ -104,13 +107,23 @@ class RoundPlan(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    focus: str = Field(min_length=1, description="Standalone primary query keeping every constraint.")
-    semantic_queries: list[str] = Field(default_factory=list, description="≤ 3 facet rewrites, ≤ 80 chars.")
-    bm25_query: str = Field(default="", description="Lexical query keeping exact names, devices, numbers.")
+    focus: str = Field(
+        min_length=1, description="Standalone primary query keeping every constraint."
+    )
+    semantic_queries: list[str] = Field(
+        default_factory=list, description="≤ 3 facet rewrites, ≤ 80 chars."
+    )
+    bm25_query: str = Field(
+        default="", description="Lexical query keeping exact names, devices, numbers."
+    )
     keywords: list[str] = Field(default_factory=list)
-    entities: list[str] = Field(default_factory=list, description="People, places, devices, objects.")
+    entities: list[str] = Field(
+        default_factory=list, description="People, places, devices, objects."
+    )
     time_window: TimeWindow = Field(default_factory=TimeWindow)
-    coverage_diversification: CoverageDiversification = Field(default_factory=CoverageDiversification)
+    coverage_diversification: CoverageDiversification = Field(
+        default_factory=CoverageDiversification
+    )
     temporal_neighbors: TemporalNeighbors = Field(default_factory=TemporalNeighbors)
     timeline_mode: TimelineMode = Field(default_factory=TimelineMode)
     seed: SeedQuotas = Field(default_factory=SeedQuotas)

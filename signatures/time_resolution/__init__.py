@@ -132,5 +132,3 @@ __all__ = [
     "strip_time_expressions",
     "window_is_full_day",
 ]
-
-

@@ -48,7 +48,7 @@ def nearest_dated(month: int, day: int, today: date) -> date | None:
 
 
 def nearest_day_of_month(day: int, today: date) -> date | None:
-    """"the 23rd": that day of the question's month or an adjacent one, whichever is nearest."""
+    """ "the 23rd": that day of the question's month or an adjacent one, whichever is nearest."""
     options = []
     for shift in (-1, 0, 1):
         month_index = today.year * 12 + today.month - 1 + shift

@@ -75,7 +75,7 @@ class _Period:
 
 @dataclass
 class _Shift:
-    """"the day before …", "the next morning": a day relative to another mention."""
+    """ "the day before …", "the next morning": a day relative to another mention."""
 
     start: int
     end: int

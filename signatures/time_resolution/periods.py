@@ -22,8 +22,10 @@ def _scan_periods(scan: _Scan, original: str, now: datetime) -> None:
         for match in pattern.finditer(scan.text):
             if not scan.free(match):
                 continue
-            if label == "in month" and match.group(2) == "may" and not re.match(
-                r"May\b", original[match.start(2):]
+            if (
+                label == "in month"
+                and match.group(2) == "may"
+                and not re.match(r"May\b", original[match.start(2) :])
             ):
                 continue  # "in may" is the verb
             start, end = scan.claim(match)
@@ -31,7 +33,9 @@ def _scan_periods(scan: _Scan, original: str, now: datetime) -> None:
             scan.periods.append(_Period(start, end, match.group(0), span))
 
 
-def _period_span(label: str, match: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
+def _period_span(
+    label: str, match: re.Match[str], now: datetime
+) -> tuple[datetime, datetime] | None:
     """The [start, end] of a named period; a future period still gets its (future) span."""
     today = now.date()
     monday = today - timedelta(days=today.weekday())
@@ -67,7 +71,7 @@ def _period_span(label: str, match: re.Match[str], now: datetime) -> tuple[datet
 
 
 def _week_of(match: re.Match[str], today: date) -> tuple[datetime, datetime] | None:
-    """"the week of 11 May": Monday to Sunday around it; "the week starting 11 May": 7 days."""
+    """ "the week of 11 May": Monday to Sunday around it; "the week starting 11 May": 7 days."""
     day = int(match.group(2) or match.group(5))
     month = MONTHS[(match.group(3) or match.group(4)).lower()]
     named = nearest_dated(month, day, today)
@@ -78,10 +82,12 @@ def _week_of(match: re.Match[str], today: date) -> tuple[datetime, datetime] | N
 
 
 def _named_month(match: re.Match[str], today: date, now: datetime) -> tuple[datetime, datetime]:
-    """"in April": the most recent April; "since April": April 1 to the question time."""
+    """ "in April": the most recent April; "since April": April 1 to the question time."""
     month = _FULL_MONTHS.index(match.group(2)) + 1
-    year = int(match.group(3)) if match.group(3) else (
-        today.year if month <= today.month else today.year - 1
+    year = (
+        int(match.group(3))
+        if match.group(3)
+        else (today.year if month <= today.month else today.year - 1)
     )
     first, last = _month_span(year, month)
     if match.group(1) == "since":

@@ -48,7 +48,7 @@ class TimeResolution:
 
 
 def question_direction(question: str) -> Direction:
-    """"back" for a causal question, "forward" for a consequence question, else "within"."""
+    """ "back" for a causal question, "forward" for a consequence question, else "within"."""
     _, text = _normalise(question)
     if _CAUSAL.search(text):
         return "back"

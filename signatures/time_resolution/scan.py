@@ -144,8 +144,14 @@ def _scan_relative_days(scan: _Scan, today: date) -> None:
             if not scan.free(match):
                 continue
             start, end = scan.claim(match)
-            day = _Day(start, end, today + timedelta(days=offset), EXPLICIT_DATE,
-                       match.group(0), "relative")
+            day = _Day(
+                start,
+                end,
+                today + timedelta(days=offset),
+                EXPLICIT_DATE,
+                match.group(0),
+                "relative",
+            )
             scan.days.append(day)
             if part:
                 scan.parts.append(_Part(start, end, part, PARTS_OF_DAY[part]))
@@ -175,13 +181,23 @@ def _scan_weekdays(scan: _Scan, today: date) -> None:
             day = most_recent_weekday(weekday, today)
         start, end = match.start(1 if modifier else 2), match.end()
         scan.claimed.append((start, end))
-        scan.days.append(_Day(start, end, day, CONFIDENT, scan.text[start:end], "weekday",
-                              weekday=weekday, modifier=modifier,
-                              possessive=bool(match.group(3))))
+        scan.days.append(
+            _Day(
+                start,
+                end,
+                day,
+                CONFIDENT,
+                scan.text[start:end],
+                "weekday",
+                weekday=weekday,
+                modifier=modifier,
+                possessive=bool(match.group(3)),
+            )
+        )
 
 
 def _scan_shifts(scan: _Scan) -> None:
-    """"the day before …", "the next morning": days relative to another mention or an event."""
+    """ "the day before …", "the next morning": days relative to another mention or an event."""
     for match in _SHIFT.finditer(scan.text):
         if scan.free(match):
             start, end = scan.claim(match)
@@ -221,10 +237,17 @@ def _scan_clocks(scan: _Scan) -> None:
             continue
         start, end = scan.claim(match)
         modifier = _modifier_of(preposition or "")
-        scan.parts.append(_Part(
-            start, end, "clock", (moment - CLOCK_MARGIN, moment + CLOCK_MARGIN),
-            moment=moment, meridiem=bool(ampm) or int(hour) > 12, modifier=modifier,
-        ))
+        scan.parts.append(
+            _Part(
+                start,
+                end,
+                "clock",
+                (moment - CLOCK_MARGIN, moment + CLOCK_MARGIN),
+                moment=moment,
+                meridiem=bool(ampm) or int(hour) > 12,
+                modifier=modifier,
+            )
+        )
 
 
 def _clock(hour: int, minute: int, ampm: str | None) -> timedelta | None:

@@ -32,7 +32,7 @@ def _label_dates(scan: _Scan, notes: list[str]) -> None:
     labels: list[_Day] = []
     for first, second in zip(scan.days, scan.days[1:], strict=False):
         pair = {first.kind, second.kind}
-        if pair != {"weekday", "date"} or not _LABEL_GAP.match(scan.text[first.end:second.start]):
+        if pair != {"weekday", "date"} or not _LABEL_GAP.match(scan.text[first.end : second.start]):
             continue
         weekday, dated = (first, second) if first.kind == "weekday" else (second, first)
         if weekday.weekday != dated.day.weekday():
@@ -50,23 +50,29 @@ def _apply_shifts(scan: _Scan) -> bool:
             anchor = _following_day(scan, shift.end)
             if anchor is not None:
                 anchor.day += timedelta(days=shift.offset)
-                anchor.label = scan.text[shift.start:anchor.end]
+                anchor.label = scan.text[shift.start : anchor.end]
                 anchor.start = shift.start
                 if shift.part:
-                    scan.parts.append(_Part(shift.start, shift.end, shift.part,
-                                            PARTS_OF_DAY[shift.part]))
+                    scan.parts.append(
+                        _Part(shift.start, shift.end, shift.part, PARTS_OF_DAY[shift.part])
+                    )
                 continue
-            if not re.match(r"\s*(?:[?.!,;]|and\b|or\b|$)", scan.text[shift.end:]):
+            if not re.match(r"\s*(?:[?.!,;]|and\b|or\b|$)", scan.text[shift.end :]):
                 return False  # "the day before the plumber came"
         anchor = _preceding_day(scan, shift.start)
         if anchor is None:
             return False  # "the next morning" after an event
-        day = _Day(shift.start, shift.end, anchor.day + timedelta(days=shift.offset),
-                   anchor.confidence, scan.text[shift.start:shift.end], "relative")
+        day = _Day(
+            shift.start,
+            shift.end,
+            anchor.day + timedelta(days=shift.offset),
+            anchor.confidence,
+            scan.text[shift.start : shift.end],
+            "relative",
+        )
         scan.days.append(day)
         if shift.part:
-            scan.parts.append(_Part(shift.start, shift.end, shift.part,
-                                    PARTS_OF_DAY[shift.part]))
+            scan.parts.append(_Part(shift.start, shift.end, shift.part, PARTS_OF_DAY[shift.part]))
     scan.days.sort(key=lambda d: d.start)
     return True
 
@@ -74,7 +80,7 @@ def _apply_shifts(scan: _Scan) -> bool:
 def _following_day(scan: _Scan, position: int) -> _Day | None:
     for day in scan.days:
         if day.start >= position:
-            gap = scan.text[position:day.start]
+            gap = scan.text[position : day.start]
             return day if re.fullmatch(rf"\s*{_FILLER}", gap) else None
     return None
 
@@ -140,10 +146,16 @@ def _day_spans(scan: _Scan, now: datetime) -> tuple[list[_Span], list[str]]:
         before = scan.text[: day.start]
         if following is not None and _is_range(scan, day, following):
             first = _range_start(day, following)
-            spans.append(_Span(_day_span(first)[0], _day_span(following)[1], RANGE,
-                               f"range {day.label} – {following.label}"))
+            spans.append(
+                _Span(
+                    _day_span(first)[0],
+                    _day_span(following)[1],
+                    RANGE,
+                    f"range {day.label} – {following.label}",
+                )
+            )
             used |= {index, index + 1}
-        elif _SINCE_BEFORE.search(before) or _UNTIL_NOW.match(scan.text[day.end:]):
+        elif _SINCE_BEFORE.search(before) or _UNTIL_NOW.match(scan.text[day.end :]):
             spans.append(_Span(_day_span(day)[0], now, RANGE, f"since {day.label}"))
         elif _OPEN_BEFORE.search(before) and not day.parts and not day.possessive:
             open_ended.append(day.label)
@@ -155,7 +167,7 @@ def _day_spans(scan: _Scan, now: datetime) -> tuple[list[_Span], list[str]]:
 
 def _is_range(scan: _Scan, first: _Day, second: _Day) -> bool:
     """Two days joined by "to/through/until/–", or by "and" after "between"."""
-    gap = list(scan.text[first.end:second.start])
+    gap = list(scan.text[first.end : second.start])
     for part in first.parts + second.parts:
         for i in range(max(part.start, first.end), min(part.end, second.start)):
             gap[i - first.end] = " "
@@ -195,6 +207,9 @@ def _combine(spans: list[_Span]) -> _Span:
     start = min(s.start for s in unique)
     end = max(s.end for s in unique)
     confidence = min(s.confidence for s in unique)
-    if len(unique) > 1 and len({s.start.date() for s in unique} | {s.end.date() for s in unique}) > 1:
+    if (
+        len(unique) > 1
+        and len({s.start.date() for s in unique} | {s.end.date() for s in unique}) > 1
+    ):
         confidence = min(confidence, PERIOD)
     return _Span(start, end, confidence, " + ".join(s.label for s in unique))

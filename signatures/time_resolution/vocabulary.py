@@ -49,16 +49,63 @@ _PM_PARTS = {"afternoon", "evening", "night", "dinner"}
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY_ALIASES = {"tues": 1, "weds": 2, "thurs": 3} | {w: i for i, w in enumerate(WEEKDAYS)}
 MONTHS = {
-    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4,
-    "april": 4, "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8,
-    "sep": 9, "sept": 9, "september": 9, "oct": 10, "october": 10, "nov": 11,
-    "november": 11, "dec": 12, "december": 12,
+    "jan": 1,
+    "january": 1,
+    "feb": 2,
+    "february": 2,
+    "mar": 3,
+    "march": 3,
+    "apr": 4,
+    "april": 4,
+    "may": 5,
+    "jun": 6,
+    "june": 6,
+    "jul": 7,
+    "july": 7,
+    "aug": 8,
+    "august": 8,
+    "sep": 9,
+    "sept": 9,
+    "september": 9,
+    "oct": 10,
+    "october": 10,
+    "nov": 11,
+    "november": 11,
+    "dec": 12,
+    "december": 12,
 }
-_FULL_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-                "september", "october", "november", "december")
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-            "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple": 2, "couple of": 2,
-            "few": 3, "several": 5}
+_FULL_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "couple": 2,
+    "couple of": 2,
+    "few": 3,
+    "several": 5,
+}
 
 _MONTH_RE = "|".join(sorted(MONTHS, key=len, reverse=True))
 _WEEKDAY_RE = "|".join(sorted(_WEEKDAY_ALIASES, key=len, reverse=True))
@@ -99,30 +146,51 @@ _DATE_CONTEXT = re.compile(
 )
 
 _PERIODS: list[tuple[str, re.Pattern[str]]] = [
-    ("past n", re.compile(
-        rf"\b(?:the\s+)?(?:past|last|previous)\s+({_NUMBER_RE}|few|couple(?:\s+of)?|several)"
-        r"\s+(days?|nights?|hours?|weeks?)\b")),
-    ("next n", re.compile(
-        rf"\b(?:the\s+)?(?:next|coming|following)\s+(?:{_NUMBER_RE}|few|couple(?:\s+of)?)"
-        r"\s+(?:days?|nights?|hours?|weeks?)\b"
-        rf"|\bin\s+(?:{_NUMBER_RE}|a\s+few|a\s+couple\s+of)\s+(?:days?|weeks?|hours?)\b"
-        rf"|\b(?:{_NUMBER_RE})\s+(?:days?|weeks?)\s+from\s+now\b")),
+    (
+        "past n",
+        re.compile(
+            rf"\b(?:the\s+)?(?:past|last|previous)\s+({_NUMBER_RE}|few|couple(?:\s+of)?|several)"
+            r"\s+(days?|nights?|hours?|weeks?)\b"
+        ),
+    ),
+    (
+        "next n",
+        re.compile(
+            rf"\b(?:the\s+)?(?:next|coming|following)\s+(?:{_NUMBER_RE}|few|couple(?:\s+of)?)"
+            r"\s+(?:days?|nights?|hours?|weeks?)\b"
+            rf"|\bin\s+(?:{_NUMBER_RE}|a\s+few|a\s+couple\s+of)\s+(?:days?|weeks?|hours?)\b"
+            rf"|\b(?:{_NUMBER_RE})\s+(?:days?|weeks?)\s+from\s+now\b"
+        ),
+    ),
     ("past week", re.compile(r"\b(?:the|this)\s+(?:past|last)\s+week\b(?!end)")),
     ("this week", re.compile(r"\b(?:this|the\s+current)\s+week\b(?!end)|\ball\s+week\b")),
-    ("last week", re.compile(r"\b(?:last|previous)\s+week\b(?!end)|\bthe\s+week\s+before\s+last\b")),
+    (
+        "last week",
+        re.compile(r"\b(?:last|previous)\s+week\b(?!end)|\bthe\s+week\s+before\s+last\b"),
+    ),
     ("next week", re.compile(r"\bnext\s+(?:week|weekend|month|year)\b")),
-    ("weekend", re.compile(
-        r"\b(this\s+past|this\s+coming|this|last|past|previous|coming|the)\s+weekend\b")),
+    (
+        "weekend",
+        re.compile(r"\b(this\s+past|this\s+coming|this|last|past|previous|coming|the)\s+weekend\b"),
+    ),
     ("weeks ago", re.compile(rf"\b({_NUMBER_RE})\s+weeks?\s+ago\b")),
-    ("week of", re.compile(
-        rf"\b(?:the\s+)?week\s+(of|starting|beginning|commencing)\s+(?:on\s+)?"
-        rf"(?:(?:{_WEEKDAY_RE})\w*,?\s+)?(?:the\s+)?"
-        rf"(?:(\d{{1,2}}){_ORD}?\s+(?:of\s+)?({_MONTH_RE})\b|({_MONTH_RE})\.?\s+(\d{{1,2}}){_ORD}?\b)")),
+    (
+        "week of",
+        re.compile(
+            rf"\b(?:the\s+)?week\s+(of|starting|beginning|commencing)\s+(?:on\s+)?"
+            rf"(?:(?:{_WEEKDAY_RE})\w*,?\s+)?(?:the\s+)?"
+            rf"(?:(\d{{1,2}}){_ORD}?\s+(?:of\s+)?({_MONTH_RE})\b|({_MONTH_RE})\.?\s+(\d{{1,2}}){_ORD}?\b)"
+        ),
+    ),
     ("this month", re.compile(r"\b(?:this|the\s+current)\s+month\b")),
     ("last month", re.compile(r"\b(?:last|previous)\s+month\b")),
-    ("in month", re.compile(
-        rf"\b(in|during|throughout|over|since|for)\s+(?:early\s+|late\s+|mid-?)?"
-        rf"({'|'.join(_FULL_MONTHS)})\b(?:\s+(\d{{4}})\b)?")),
+    (
+        "in month",
+        re.compile(
+            rf"\b(in|during|throughout|over|since|for)\s+(?:early\s+|late\s+|mid-?)?"
+            rf"({'|'.join(_FULL_MONTHS)})\b(?:\s+(\d{{4}})\b)?"
+        ),
+    ),
 ]
 
 _VAGUE = re.compile(

@@ -64,7 +64,8 @@ def test_a_broken_or_clashing_plugin_is_a_warning_not_a_failure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "broken_plugin.py").write_text("import no_such_dependency_of_it\n")
-    (tmp_path / "clashing_plugin.py").write_text(textwrap.dedent('''
+    (tmp_path / "clashing_plugin.py").write_text(
+        textwrap.dedent('''
         import typer
         app = typer.Typer()
 
@@ -75,7 +76,8 @@ def test_a_broken_or_clashing_plugin_is_a_warning_not_a_failure(
         @app.command("extra-thing")
         def extra() -> None:
             """A new command."""
-    '''))
+    ''')
+    )
     (tmp_path / "not_an_app.py").write_text("app = 42\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     host = _host()
@@ -124,8 +126,13 @@ def test_memfuse_without_the_eval_package_keeps_its_own_commands() -> None:
     """)
 
     def memfuse(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
-                              text=True, timeout=120, check=False)
+        return subprocess.run(
+            [sys.executable, "-c", script, *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
 
     helped = memfuse("--help")
     assert helped.returncode == 0 and helped.stderr == "", helped.stderr

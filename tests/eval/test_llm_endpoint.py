@@ -22,8 +22,9 @@ def scripted(request: dict) -> str:
     if "grader" in system:  # the checklist judge: cover every item
         user = request["messages"][1]["content"]
         items = re.findall(r"^(\d+)\. ", user.split("Key points:")[1], flags=re.MULTILINE)
-        return json.dumps([{"index": int(i), "point": "p", "covered": True, "reason": "r"}
-                           for i in items])
+        return json.dumps(
+            [{"index": int(i), "point": "p", "covered": True, "reason": "r"} for i in items]
+        )
     return "pong"
 
 
@@ -35,16 +36,27 @@ def test_dspy_lm_and_chat_openai_share_the_endpoint_then_bench_scores(tmp_path) 
         assert dspy_request["model"] == "fake-model"
 
         settings = MemFuseSettings(llm_model="fake-model", llm_base_url=fake.base_url)
-        answer = read_answer(["[2024-03-04 07:00:00] [watch] [home] ok"], question="ping?",
-                             questioner="Lucy", question_time=datetime(2024, 3, 5),
-                             settings=settings)
+        answer = read_answer(
+            ["[2024-03-04 07:00:00] [watch] [home] ok"],
+            question="ping?",
+            questioner="Lucy",
+            question_time=datetime(2024, 3, 5),
+            settings=settings,
+        )
         assert answer == "pong"
         assert len(fake.chat_requests) == 2 and fake.chat_requests[-1]["temperature"] == 1
 
         bench = run_bench(
-            write_tiny_bench(tmp_path / "tiny.json"), systems=["memfuse"], k=5, limit=3,
-            out_dir=tmp_path / "out", data_dir=tmp_path / "stores", progress=False,
-            llm=settings, settings=MemFuseSettings(), embedder=BagOfWordsEmbedder(),
+            write_tiny_bench(tmp_path / "tiny.json"),
+            systems=["memfuse"],
+            k=5,
+            limit=3,
+            out_dir=tmp_path / "out",
+            data_dir=tmp_path / "stores",
+            progress=False,
+            llm=settings,
+            settings=MemFuseSettings(),
+            embedder=BagOfWordsEmbedder(),
             retry=RetryPolicy(base_delay=0.0),
         )
     overall = bench.results["systems"]["memfuse"]["overall"]

@@ -39,6 +39,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     their evidence and checklist events, and up to 25 other events within an hour of them."""
     bench = generate(2, seed=3)
     for scenario in bench.scenario_data:
+
         def needed(q: Any) -> set[str]:
             return set(q.evidence_event_ids).union(*(c.evidence_event_ids for c in q.checklist))
 
@@ -60,8 +61,15 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("PROGRAMS_DIR", "PLANNER_PROGRAM", "JUDGE_PROGRAM", "PLANNER_POLICY",
-                 "FUSION_POLICY", "FUSION_PROGRAM", "LLM_MODEL"):
+    for name in (
+        "PROGRAMS_DIR",
+        "PLANNER_PROGRAM",
+        "JUDGE_PROGRAM",
+        "PLANNER_POLICY",
+        "FUSION_POLICY",
+        "FUSION_PROGRAM",
+        "LLM_MODEL",
+    ):
         monkeypatch.delenv(f"MEMFUSE_{name}", raising=False)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     programs.environment_paths.cache_clear()
@@ -72,8 +80,12 @@ def _isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def request(tiny: Path, tmp_path: Path, **kw: Any) -> OptimizeRequest:
     settings = kw.pop("settings", None) or MemFuseSettings(data_dir=tmp_path / "data")
     return OptimizeRequest(
-        dataset=tiny, data_dir=tmp_path / "stores", settings=settings,
-        embedder=tiny_embedder(), progress=False, **kw,
+        dataset=tiny,
+        data_dir=tmp_path / "stores",
+        settings=settings,
+        embedder=tiny_embedder(),
+        progress=False,
+        **kw,
     )
 
 
@@ -123,10 +135,16 @@ def fusion_plan(asked: dict[str, str]) -> dict[str, Any]:
     window = json.loads(asked.get("accumulation_zone") or "[]")
     if not window:
         return {"operations": [{"op": "no_op", "reason": "nothing before it"}]}
-    return {"operations": [{
-        "op": "create_fusion_node", "member_ids": [window[-1]["node_id"]],
-        "summary": "Two consecutive observations of the household.", "reason": "adjacent",
-    }]}
+    return {
+        "operations": [
+            {
+                "op": "create_fusion_node",
+                "member_ids": [window[-1]["node_id"]],
+                "summary": "Two consecutive observations of the household.",
+                "reason": "adjacent",
+            }
+        ]
+    }
 
 
 def is_planner_request(body: dict[str, Any]) -> bool:
@@ -176,26 +194,44 @@ def test_fusion_metric_averages_purity_and_downstream_recall() -> None:
     example = dspy.Example(event_labels=labels, gold={"q1": ["a", "c"]})
     prediction = dspy.Prediction(fused_members=[["a", "b"]], retrieved={"q1": ["a"]})
     assert fusion_metric(example, prediction) == pytest.approx((1.0 + 0.5) / 2)
-    assert fusion_metric(dspy.Example(event_labels=labels, gold={}),
-                         dspy.Prediction(fused_members=[], retrieved={})) == 0.0
+    assert (
+        fusion_metric(
+            dspy.Example(event_labels=labels, gold={}),
+            dspy.Prediction(fused_members=[], retrieved={}),
+        )
+        == 0.0
+    )
 
 
 def test_the_sweep_varies_one_axis_at_a_time_and_combines_the_winners() -> None:
     points = sweep_points("planner", PLANNER_AXES)
     assert points[0] == {} and all(len(p) == 1 for p in points[1:])
     assert len(points) + 1 <= 12
-    scored = [({}, 0.5), ({"search.seed_pool": 20}, 0.6), ({"search.seed_pool": 45}, 0.7),
-              ({"search.date_boost": 1.0}, 0.55), ({"planner.quota_default": 10}, 0.4)]
+    scored = [
+        ({}, 0.5),
+        ({"search.seed_pool": 20}, 0.6),
+        ({"search.seed_pool": 45}, 0.7),
+        ({"search.date_boost": 1.0}, 0.55),
+        ({"planner.quota_default": 10}, 0.4),
+    ]
     assert combined_point(PLANNER_AXES, scored, 0.5) == {
-        "search.seed_pool": 45, "search.date_boost": 1.0}
+        "search.seed_pool": 45,
+        "search.date_boost": 1.0,
+    }
     assert combined_point(PLANNER_AXES, scored[:3], 0.5) is None  # one axis improved only
 
 
 def test_report_renders_categories_parts_and_overall() -> None:
     card = {"score": 0.5, "by_category": {"causal": 0.25}, "parts": {"purity": 0.75}}
-    manifest = {"target": "fusion", "optimizer": "grid", "k": 20,
-                "scores": {"train": {"before": card, "after": card},
-                           "dev": {"before": card, "after": {**card, "score": 0.625}}}}
+    manifest = {
+        "target": "fusion",
+        "optimizer": "grid",
+        "k": 20,
+        "scores": {
+            "train": {"before": card, "after": card},
+            "dev": {"before": card, "after": {**card, "score": 0.625}},
+        },
+    }
     assert markdown_table(manifest, ("dev",)).splitlines() == [
         "| category | dev before | dev after |",
         "|---|---|---|",
@@ -224,7 +260,13 @@ def test_planner_grid_finds_a_point_at_least_as_good_as_the_defaults(
     assert manifest["dataset_sha256"] == hashlib.sha256(tiny.read_bytes()).hexdigest()
     assert manifest["library_versions"]["dspy"] == dspy.__version__
     assert set(manifest["scores"]["dev"]["before"]["by_category"]) <= {
-        "causal", "fusion", "user_aggregation", "user_query", "conflict", "perspective"}
+        "causal",
+        "fusion",
+        "user_aggregation",
+        "user_query",
+        "conflict",
+        "perspective",
+    }
     update = manifest["defaults_update"]
     assert update["after"] == manifest["best"]
     assert update["before"] == {k: manifest["defaults"][k] for k in manifest["best"]}
@@ -237,8 +279,9 @@ def test_planner_grid_finds_a_point_at_least_as_good_as_the_defaults(
 def test_fusion_grid_scores_purity_and_recall(tiny: Path, tmp_path: Path) -> None:
     axes = (PLANNER_AXES[0].__class__("policy.segment_gap_minutes", (60.0,)),)
     out = tmp_path / "fusion_policy.json"
-    result = optimize(request(tiny, tmp_path, target="fusion", optimizer="grid", out=out,
-                              axes=axes))
+    result = optimize(
+        request(tiny, tmp_path, target="fusion", optimizer="grid", out=out, axes=axes)
+    )
     grid = result.manifest["grid"]
     assert [g["point"] for g in grid] == [{}, {"policy.segment_gap_minutes": 60.0}]
     for entry in grid:
@@ -264,8 +307,12 @@ def test_dspy_optimizers_need_an_llm(tiny: Path, tmp_path: Path) -> None:
 def llm_settings(
     tmp_path: Path, base_url: str, programs_dir: Path | None = None
 ) -> MemFuseSettings:
-    return MemFuseSettings(data_dir=tmp_path / "data", llm_model="fake", llm_base_url=base_url,
-                           programs_dir=programs_dir)
+    return MemFuseSettings(
+        data_dir=tmp_path / "data",
+        llm_model="fake",
+        llm_base_url=base_url,
+        programs_dir=programs_dir,
+    )
 
 
 def run_loaded_planner(tiny: Path, tmp_path: Path, settings: MemFuseSettings) -> None:
@@ -275,8 +322,13 @@ def run_loaded_planner(tiny: Path, tmp_path: Path, settings: MemFuseSettings) ->
     try:
         store.add_events(scenario.events)
         question = scenario.questions[0]
-        retrieve(store, question.question, question_time=question.time, requester=question.user,
-                 options=ControllerOptions(policy="llm", settings=settings))
+        retrieve(
+            store,
+            question.question,
+            question_time=question.time,
+            requester=question.user,
+            options=ControllerOptions(policy="llm", settings=settings),
+        )
     finally:
         store.close()
 
@@ -286,10 +338,17 @@ def test_bootstrap_saves_a_program_whose_demos_reach_the_model(tiny: Path, tmp_p
     out = programs_dir / "plan_retrieval_round.json"
     with start_fake_openai(scripted_reply) as fake:
         settings = llm_settings(tmp_path, fake.base_url)
-        result = optimize(request(
-            tiny, tmp_path, target="planner", optimizer="bootstrap", out=out, settings=settings,
-            dspy=DSPyOptions(max_demos=2, metric_threshold=0.3),
-        ))
+        result = optimize(
+            request(
+                tiny,
+                tmp_path,
+                target="planner",
+                optimizer="bootstrap",
+                out=out,
+                settings=settings,
+                dspy=DSPyOptions(max_demos=2, metric_threshold=0.3),
+            )
+        )
         manifest = result.manifest
         assert manifest["signature_version"] == target_version("planner")
         assert manifest["lm"] == "openai/fake" and manifest["demos"] == {"plan_round": 2}
@@ -315,10 +374,17 @@ def test_mipro_saves_a_program_that_the_graph_uses(tiny: Path, tmp_path: Path) -
     out = programs_dir / "judge_evidence.json"
     with start_fake_openai(scripted_reply) as fake:
         settings = llm_settings(tmp_path, fake.base_url)
-        result = optimize(request(
-            tiny, tmp_path, target="judge", optimizer="mipro", out=out, settings=settings,
-            dspy=DSPyOptions(max_demos=1, num_candidates=2, num_trials=2, metric_threshold=0.3),
-        ))
+        result = optimize(
+            request(
+                tiny,
+                tmp_path,
+                target="judge",
+                optimizer="mipro",
+                out=out,
+                settings=settings,
+                dspy=DSPyOptions(max_demos=1, num_candidates=2, num_trials=2, metric_threshold=0.3),
+            )
+        )
         assert result.manifest["signature_version"] == target_version("judge")
         assert set(result.manifest["scores"]) == {"train", "dev"}
         saved = load_program("judge", out)
@@ -337,10 +403,18 @@ def test_bootstrap_compiles_the_fusion_agent_and_ingest_uses_it(
     out = tmp_path / "programs" / "fusion_agent.json"
     with start_fake_openai(scripted_reply) as fake:
         settings = llm_settings(tmp_path, fake.base_url)
-        result = optimize(request(
-            tiny, tmp_path, target="fusion", optimizer="bootstrap", out=out, settings=settings,
-            limit=1, dspy=DSPyOptions(max_demos=1, metric_threshold=0.1),
-        ))
+        result = optimize(
+            request(
+                tiny,
+                tmp_path,
+                target="fusion",
+                optimizer="bootstrap",
+                out=out,
+                settings=settings,
+                limit=1,
+                dspy=DSPyOptions(max_demos=1, metric_threshold=0.1),
+            )
+        )
         manifest = result.manifest
         assert manifest["signature_version"] == target_version("fusion")
         assert set(manifest["signature_versions"]) == {"choose", "propose"}
@@ -359,8 +433,13 @@ def test_bootstrap_compiles_the_fusion_agent_and_ingest_uses_it(
         store = MemoryStore.open(tmp_path / "check", embedder=tiny_embedder())
         try:
             context = FusionContext(
-                policy="llm", data_dir=str(tmp_path), namespace="default", llm_model="fake",
-                llm_base_url=fake.base_url, llm_temperature=1.0, llm_max_tokens=512,
+                policy="llm",
+                data_dir=str(tmp_path),
+                namespace="default",
+                llm_model="fake",
+                llm_base_url=fake.base_url,
+                llm_temperature=1.0,
+                llm_max_tokens=512,
             )
             events = load_dataset(tiny).scenarios[1].events[:2]
             report = ingest_events(store, events, config=context, progress=False)
@@ -380,9 +459,23 @@ def test_cli_reports_a_bad_request_in_one_line(
 ) -> None:
     from memfuse import cli
 
-    monkeypatch.setattr("sys.argv", ["memfuse", "optimize", "--target", "planner", "--optimizer",
-                                     "grid", "--dataset", str(tiny), "--train-scenarios", "S1",
-                                     "--dev-scenarios", "S1"])
+    monkeypatch.setattr(
+        "sys.argv",
+        [
+            "memfuse",
+            "optimize",
+            "--target",
+            "planner",
+            "--optimizer",
+            "grid",
+            "--dataset",
+            str(tiny),
+            "--train-scenarios",
+            "S1",
+            "--dev-scenarios",
+            "S1",
+        ],
+    )
     with pytest.raises(SystemExit) as exited:
         cli.main()
     assert exited.value.code == 1
@@ -399,12 +492,28 @@ def test_a_limit_spreads_the_questions_over_the_categories() -> None:
     from memory.formats.models import BenchQuestion
 
     def q(qid: str, category: str, gold: list[str] | None = None) -> BenchQuestion:
-        return BenchQuestion(question_id=qid, category=category, question="?", answer="a",
-                             evidence_ids=["e"] if gold is None else gold,
-                             time=datetime(2026, 5, 1))
+        return BenchQuestion(
+            question_id=qid,
+            category=category,
+            question="?",
+            answer="a",
+            evidence_ids=["e"] if gold is None else gold,
+            time=datetime(2026, 5, 1),
+        )
 
-    questions = [q("c1", "causal"), q("c2", "causal"), q("c3", "causal"), q("f1", "fusion"),
-                 q("f2", "fusion", gold=[]), q("u1", "user_query")]
+    questions = [
+        q("c1", "causal"),
+        q("c2", "causal"),
+        q("c3", "causal"),
+        q("f1", "fusion"),
+        q("f2", "fusion", gold=[]),
+        q("u1", "user_query"),
+    ]
     assert [x.question_id for x in spread_questions(questions, 4)] == ["c1", "c2", "f1", "u1"]
     assert [x.question_id for x in spread_questions(questions, None)] == [
-        "c1", "c2", "c3", "f1", "u1"]
+        "c1",
+        "c2",
+        "c3",
+        "f1",
+        "u1",
+    ]

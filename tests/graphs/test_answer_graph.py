@@ -31,16 +31,37 @@ def _reset_dspy() -> Iterator[None]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[MemoryStore]:
     opened = MemoryStore.open(tmp_path / "store", embedder=tiny_embedder())
-    texts = ["Sleep score 82, 7h10m asleep", "Emma made coffee", "Lily arrived home from school",
-             "Fridge ordered milk", "David left home for work", "Sleep score 64, restless night"]
-    devices = ["watch_david", "phone_emma", "doorbell_cam", "kitchen_fridge", "phone_david",
-               "watch_emma"]
+    texts = [
+        "Sleep score 82, 7h10m asleep",
+        "Emma made coffee",
+        "Lily arrived home from school",
+        "Fridge ordered milk",
+        "David left home for work",
+        "Sleep score 64, restless night",
+    ]
+    devices = [
+        "watch_david",
+        "phone_emma",
+        "doorbell_cam",
+        "kitchen_fridge",
+        "phone_david",
+        "watch_emma",
+    ]
     people = [("David",), ("Emma",), ("Lily",), (), ("David",), ("Emma",)]
-    opened.add_events([
-        Event(event_id=f"e{i}", timestamp=datetime(2026, 5, 12, 6 + 2 * i, 0), device=devices[i],
-              modality="health", location="home", description=texts[i], characters=people[i])
-        for i in range(6)
-    ])
+    opened.add_events(
+        [
+            Event(
+                event_id=f"e{i}",
+                timestamp=datetime(2026, 5, 12, 6 + 2 * i, 0),
+                device=devices[i],
+                modality="health",
+                location="home",
+                description=texts[i],
+                characters=people[i],
+            )
+            for i in range(6)
+        ]
+    )
     yield opened
     opened.close()
 
@@ -55,11 +76,19 @@ def test_reader_gets_the_retrieved_context_and_its_answer_is_returned(store: Mem
         calls.append({"lines": lines, **kwargs})
         return "You slept 7h10m (score 82)."
 
-    context = AnswerContext(store=store, policy="offline", k=4, reader=fake_reader,
-                            settings=OFFLINE)
-    output = AnswerOutput.model_validate(graph.invoke(
-        {"question": "How did I sleep on Tuesday?", "question_time": ASKED, "requester": "David"},
-        context=context))
+    context = AnswerContext(
+        store=store, policy="offline", k=4, reader=fake_reader, settings=OFFLINE
+    )
+    output = AnswerOutput.model_validate(
+        graph.invoke(
+            {
+                "question": "How did I sleep on Tuesday?",
+                "question_time": ASKED,
+                "requester": "David",
+            },
+            context=context,
+        )
+    )
     assert output.answer == "You slept 7h10m (score 82)."
     assert output.note == ""
     assert output.round == 2
@@ -76,8 +105,11 @@ def test_reader_gets_the_retrieved_context_and_its_answer_is_returned(store: Mem
 
 def test_without_an_llm_the_evidence_comes_back_with_a_note(store: MemoryStore) -> None:
     context = AnswerContext(store=store, k=3, settings=OFFLINE)
-    output = AnswerOutput.model_validate(builder.compile().invoke(
-        {"question": "Who arrived home from school?", "question_time": ASKED}, context=context))
+    output = AnswerOutput.model_validate(
+        builder.compile().invoke(
+            {"question": "Who arrived home from school?", "question_time": ASKED}, context=context
+        )
+    )
     assert output.answer is None
     assert output.note == NO_LLM_NOTE
     assert output.event_ids[0] == "e2"

@@ -521,11 +521,17 @@ def test_a_bad_last_record_writes_nothing_at_any_chunk_size(
     """A batch is checked whole before its first chunk is written: 40 good events in chunks
     of 4, then one bad record, leave the store exactly as it was."""
     before = snapshot(store)
-    good = [make_event(f"n{i:02d}", f"10:{i:02d}", "cam_kitchen", f"Reading {i}", [])
-            for i in range(40)]
+    good = [
+        make_event(f"n{i:02d}", f"10:{i:02d}", "cam_kitchen", f"Reading {i}", []) for i in range(40)
+    ]
     with pytest.raises(Exception) as raised:
-        ingest_events(store, [*good, last], config=FusionContext(policy="offline"),
-                      progress=False, chunk_size=4)
+        ingest_events(
+            store,
+            [*good, last],
+            config=FusionContext(policy="offline"),
+            progress=False,
+            chunk_size=4,
+        )
     assert last.event_id in str(raised.value)
     assert snapshot(store) == before
     assert not any(store.has_node(e.event_id) for e in good)
@@ -535,10 +541,22 @@ def _stream() -> list[Event]:
     """Twelve events, some of them fusing (same moment, other device) and causal."""
     people = [["David"], ["David"], ["Emma"], ["David", "Emma"]]
     devices = ["cam_kitchen", "watch_david", "phone_emma", "fridge_cam"]
-    texts = ["David spilled milk on the table", "David says the milk spill is on the table",
-             "Emma watered the garden plants", "Emma wiped the table with a towel"]
-    return [make_event(f"s{i:02d}", f"{8 + i // 4:02d}:{(i % 4) * 2:02d}", devices[i % 4],
-                       texts[i % 4], people[i % 4]) for i in range(12)]
+    texts = [
+        "David spilled milk on the table",
+        "David says the milk spill is on the table",
+        "Emma watered the garden plants",
+        "Emma wiped the table with a towel",
+    ]
+    return [
+        make_event(
+            f"s{i:02d}",
+            f"{8 + i // 4:02d}:{(i % 4) * 2:02d}",
+            devices[i % 4],
+            texts[i % 4],
+            people[i % 4],
+        )
+        for i in range(12)
+    ]
 
 
 def test_an_interrupted_ingest_leaves_its_events_queued_and_the_rerun_matches(
@@ -586,8 +604,9 @@ def test_an_interrupted_ingest_leaves_its_events_queued_and_the_rerun_matches(
 def test_queued_events_outside_the_batch_are_fused_first(tmp_path: Path) -> None:
     store = open_store(tmp_path / "s")
     store.add_events(_stream()[:3], pending=True)  # stored by an ingest that died
-    report = ingest_events(store, _stream()[3:], config=FusionContext(policy="offline"),
-                           progress=False)
+    report = ingest_events(
+        store, _stream()[3:], config=FusionContext(policy="offline"), progress=False
+    )
     assert report.drained == 3 and report.events == 12
     assert store.pending_fusion() == []
     store.close()
@@ -601,16 +620,30 @@ def _repair_stream() -> list[Event]:
     gasket) and its effect an hour later (she fits it) sharing four words no earlier event
     used, then four later events that repeat those words. Counting those later events when
     judging the effect makes the shared words look common and drops the causal edge."""
-    filler = [make_event(f"f{i:02d}", f"07:{i:02d}", f"sensor_{i % 5}",
-                         f"Reading number {i} logged", []) for i in range(20)]
-    cause = make_event("c1", "08:00", "phone_emma",
-                       "Emma ordered a brass valve gasket from Plumbco", ["Emma"])
-    effect = make_event("c2", "09:00", "cam_kitchen",
-                        "Emma fitted the brass valve gasket from Plumbco", ["Emma"])
-    later = [make_event(f"l{i}", f"1{i}:30", "cam_kitchen",
-                        "The brass valve gasket from Plumbco leaks", ["David"]) for i in range(4)]
-    toast = [make_event(f"t{i}", f"08:{10 + i:02d}", "cam_kitchen", "David burned the toast",
-                        ["David"]) for i in range(4)]
+    filler = [
+        make_event(f"f{i:02d}", f"07:{i:02d}", f"sensor_{i % 5}", f"Reading number {i} logged", [])
+        for i in range(20)
+    ]
+    cause = make_event(
+        "c1", "08:00", "phone_emma", "Emma ordered a brass valve gasket from Plumbco", ["Emma"]
+    )
+    effect = make_event(
+        "c2", "09:00", "cam_kitchen", "Emma fitted the brass valve gasket from Plumbco", ["Emma"]
+    )
+    later = [
+        make_event(
+            f"l{i}",
+            f"1{i}:30",
+            "cam_kitchen",
+            "The brass valve gasket from Plumbco leaks",
+            ["David"],
+        )
+        for i in range(4)
+    ]
+    toast = [
+        make_event(f"t{i}", f"08:{10 + i:02d}", "cam_kitchen", "David burned the toast", ["David"])
+        for i in range(4)
+    ]
     return [*filler, cause, effect, *later, *toast]
 
 

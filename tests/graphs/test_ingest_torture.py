@@ -41,10 +41,14 @@ def graph_of(store: MemoryStore) -> tuple[Any, ...]:
     fused = sorted((n.node_id, tuple(n.members), n.summary) for n in store.all_fused())
     nodes = [e.event_id for e in store.all_events()] + [n[0] for n in fused]
     edges = {e for n in nodes for e in store.neighbors(n)}
-    weighted = sorted({(*sorted((e.src, e.dst)), e.type.value, round(e.weight, 4))
-                       if e.type.value == "semantic" else (e.src, e.dst, e.type.value,
-                                                           round(e.weight, 4))
-                       for e in edges})
+    weighted = sorted(
+        {
+            (*sorted((e.src, e.dst)), e.type.value, round(e.weight, 4))
+            if e.type.value == "semantic"
+            else (e.src, e.dst, e.type.value, round(e.weight, 4))
+            for e in edges
+        }
+    )
     return fused, weighted
 
 
@@ -53,9 +57,9 @@ def check_consistent(store: MemoryStore, inputs: set[str]) -> None:
     ids = [e.event_id for e in events]
     assert len(ids) == len(set(ids)) and set(ids) <= inputs
     fused = store.all_fused()
-    assert len(store._temporal) == len(ids)  # noqa: SLF001 — the indexes agree with SQLite
-    assert len(store._lexical) == len(ids) + len(fused)  # noqa: SLF001
-    assert len(store._vectors) == len(ids) + len(fused)  # noqa: SLF001
+    assert len(store._temporal) == len(ids)
+    assert len(store._lexical) == len(ids) + len(fused)
+    assert len(store._vectors) == len(ids) + len(fused)
     known = set(ids) | {n.node_id for n in fused}
     for node in fused:
         assert node.members and set(node.members) <= set(ids)
@@ -68,8 +72,9 @@ def check_consistent(store: MemoryStore, inputs: set[str]) -> None:
 
 def test_kill_9_at_random_points_loses_nothing(tmp_path: Path) -> None:
     reference = MemoryStore.open(tmp_path / "reference", embedder=tiny_embedder())
-    ingest_events(reference, stream(), config=FusionContext(policy="offline"), progress=False,
-                  chunk_size=32)
+    ingest_events(
+        reference, stream(), config=FusionContext(policy="offline"), progress=False, chunk_size=32
+    )
     expected = graph_of(reference)
     reference.close()
 
@@ -80,7 +85,9 @@ def test_kill_9_at_random_points_loses_nothing(tmp_path: Path) -> None:
     while kills < KILLS:
         worker = subprocess.Popen(
             [sys.executable, "-m", "tests.graphs.torture_worker", str(data_dir)],
-            stdout=subprocess.PIPE, text=True, cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
         )
         assert worker.stdout is not None
         assert worker.stdout.readline().strip() == "ready"
@@ -99,15 +106,21 @@ def test_kill_9_at_random_points_loses_nothing(tmp_path: Path) -> None:
             break  # the stream is done: more kills would hit nothing
     completed = subprocess.run(
         [sys.executable, "-m", "tests.graphs.torture_worker", str(data_dir)],
-        capture_output=True, text=True, cwd=REPO, timeout=600,
+        capture_output=True,
+        check=False,
+        text=True,
+        cwd=REPO,
+        timeout=600,
     )
     assert completed.returncode == 0 and completed.stdout.split()[-1] == "done", completed.stderr
     store = MemoryStore.open(data_dir, embedder=tiny_embedder())
     try:
         check_consistent(store, inputs)
         stored = {e.event_id for e in store.all_events()}
-        print(f"\ntorture: {kills} kills survived, {len(inputs - stored)} events lost, "
-              f"{len(store.pending_fusion())} left queued")
+        print(
+            f"\ntorture: {kills} kills survived, {len(inputs - stored)} events lost, "
+            f"{len(store.pending_fusion())} left queued"
+        )
         assert stored == inputs and store.pending_fusion() == []
         got = graph_of(store)
         assert got[0] == expected[0]  # the same fused nodes, members and summaries

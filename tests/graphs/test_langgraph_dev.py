@@ -60,9 +60,11 @@ class Served:
     """(searches_left, turns_left) of every fusion agent turn the fake LLM was asked."""
 
     def embedding_env(self) -> dict[str, str]:
-        return {"MEMFUSE_EMBEDDING_PROVIDER": "openai",
-                "MEMFUSE_EMBEDDING_MODEL": "fake-embedder",
-                "MEMFUSE_EMBEDDING_BASE_URL": self.fake.base_url}
+        return {
+            "MEMFUSE_EMBEDDING_PROVIDER": "openai",
+            "MEMFUSE_EMBEDDING_MODEL": "fake-embedder",
+            "MEMFUSE_EMBEDDING_BASE_URL": self.fake.base_url,
+        }
 
 
 _CHOICE = "[[ ## action ## ]]\n{action}\n\n[[ ## query ## ]]\n{query}\n\n[[ ## fused_id ## ]]\n\n\n"
@@ -135,15 +137,32 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     budgets: list[tuple[int, int]] = []
     with start_fake_openai(_agent(budgets)) as fake:
         served = Served("", data_dir, workdir / "server.log", fake, budgets)
-        dotenv = {"MEMFUSE_DATA_DIR": str(data_dir), "MEMFUSE_LLM_MODEL": "fake-model",
-                  "MEMFUSE_LLM_BASE_URL": fake.base_url, **served.embedding_env()}
+        dotenv = {
+            "MEMFUSE_DATA_DIR": str(data_dir),
+            "MEMFUSE_LLM_MODEL": "fake-model",
+            "MEMFUSE_LLM_BASE_URL": fake.base_url,
+            **served.embedding_env(),
+        }
         (workdir / ".env").write_text("".join(f"{k}={v}\n" for k, v in dotenv.items()))
         port = _free_port()
         with served.log.open("wb") as out:
             proc = subprocess.Popen(
-                [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
-                 "--port", str(port), "--config", str(workdir / "langgraph.json")],
-                cwd=workdir, env=_clean_env(), stdout=out, stderr=subprocess.STDOUT,
+                [
+                    str(LANGGRAPH),
+                    "dev",
+                    "--no-browser",
+                    "--no-reload",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--config",
+                    str(workdir / "langgraph.json"),
+                ],
+                cwd=workdir,
+                env=_clean_env(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         served.url = f"http://127.0.0.1:{port}"
@@ -164,8 +183,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 def ingest(served: Served, path: Path) -> None:
     """`memfuse ingest` as a user runs it beside the server (offline fusion: no LLM set)."""
     env = {**_clean_env(), "MEMFUSE_DATA_DIR": str(served.data_dir), **served.embedding_env()}
-    done = subprocess.run([str(MEMFUSE), "ingest", str(path)], cwd=path.parent, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [str(MEMFUSE), "ingest", str(path)],
+        cwd=path.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -178,7 +204,9 @@ def client(served: Served) -> Any:
 def ask(served: Served, thread_id: str, question: str, **extra: Any) -> dict[str, Any]:
     context = {"policy": "offline", "k": 6, **extra.pop("context", {})}
     return client(served).runs.wait(
-        thread_id, "retrieval", context=context,
+        thread_id,
+        "retrieval",
+        context=context,
         input={"question": question, "question_time": ASKED, **extra},
     )
 
@@ -189,7 +217,10 @@ def new_thread(served: Served) -> str:
 
 def test_all_graphs_are_served(served: Served) -> None:
     assert sorted(a["graph_id"] for a in client(served).assistants.search()) == [
-        "answer", "fusion", "retrieval"]
+        "answer",
+        "fusion",
+        "retrieval",
+    ]
 
 
 def test_two_questions_on_one_thread_get_the_contexts_of_two_fresh_threads(
@@ -198,8 +229,10 @@ def test_two_questions_on_one_thread_get_the_contexts_of_two_fresh_threads(
     shared = new_thread(served)
     limping = ask(served, shared, "why was Tom limping?", requester="Anna")
     washing = ask(served, shared, "what happened to the washing machine?")
-    fresh = {"limping": ask(served, new_thread(served), "why was Tom limping?", requester="Anna"),
-             "washing": ask(served, new_thread(served), "what happened to the washing machine?")}
+    fresh = {
+        "limping": ask(served, new_thread(served), "why was Tom limping?", requester="Anna"),
+        "washing": ask(served, new_thread(served), "what happened to the washing machine?"),
+    }
     assert limping == fresh["limping"]
     assert washing == fresh["washing"]
     assert washing["request"]["requester"] is None
@@ -207,18 +240,25 @@ def test_two_questions_on_one_thread_get_the_contexts_of_two_fresh_threads(
     assert washing["plans"][0]["focus"] != limping["plans"][0]["focus"]
     state = client(served).threads.get_state(shared)["values"]
     assert [h["question"] for h in state["history"]] == [
-        "why was Tom limping?", "what happened to the washing machine?"]
+        "why was Tom limping?",
+        "what happened to the washing machine?",
+    ]
     assert "unregistered type" not in served.log.read_text()  # checkpoints are plain JSON
 
 
-def test_an_event_the_cli_ingests_is_found_by_the_next_run(served: Served, tmp_path: Path
-                                                           ) -> None:
+def test_an_event_the_cli_ingests_is_found_by_the_next_run(served: Served, tmp_path: Path) -> None:
     thread = new_thread(served)
     before = ask(served, thread, "did anyone see the zeppelin?")
     assert "z_001" not in before["event_ids"]
-    record = {"event_id": "z_001", "timestamp": "2026-05-14T18:00:00", "device": "camera_garden",
-              "modality": "vision", "location": "garden",
-              "description": "A red zeppelin floated low over the garden.", "characters": []}
+    record = {
+        "event_id": "z_001",
+        "timestamp": "2026-05-14T18:00:00",
+        "device": "camera_garden",
+        "modality": "vision",
+        "location": "garden",
+        "description": "A red zeppelin floated low over the garden.",
+        "characters": [],
+    }
     path = tmp_path / "zeppelin.jsonl"
     path.write_text(json.dumps(record) + "\n")
     ingest(served, path)
@@ -228,28 +268,38 @@ def test_an_event_the_cli_ingests_is_found_by_the_next_run(served: Served, tmp_p
 
 def test_a_missing_data_dir_is_a_note_not_a_new_folder(served: Served, tmp_path: Path) -> None:
     missing = tmp_path / "no-such-dir"
-    out = ask(served, new_thread(served), "why was Tom limping?",
-              context={"data_dir": str(missing)})
+    out = ask(
+        served, new_thread(served), "why was Tom limping?", context={"data_dir": str(missing)}
+    )
     assert out["event_ids"] == []
     assert any("does not exist" in note and str(missing) in note for note in out["notes"])
     assert not missing.exists()
 
 
 def _event(event_id: str, time_: str, device: str, text: str) -> dict[str, object]:
-    return {"event_id": event_id, "timestamp": f"2024-05-01T{time_}:00", "device": device,
-            "modality": "vision", "location": "kitchen", "description": text,
-            "characters": ["David"]}
+    return {
+        "event_id": event_id,
+        "timestamp": f"2024-05-01T{time_}:00",
+        "device": device,
+        "modality": "vision",
+        "location": "kitchen",
+        "description": text,
+        "characters": ["David"],
+    }
 
 
-def test_the_fusion_budget_is_full_at_the_start_of_every_run(served: Served, tmp_path: Path
-                                                             ) -> None:
+def test_the_fusion_budget_is_full_at_the_start_of_every_run(
+    served: Served, tmp_path: Path
+) -> None:
     context = {"data_dir": str(tmp_path / "fused"), "policy": "llm"}
     thread = new_thread(served)
     served.budgets.clear()
     outputs = [
         client(served).runs.wait(thread, "fusion", context=context, input={"event": event})
-        for event in (_event("b1", "08:00", "cam_kitchen", "David fixed the washing machine"),
-                      _event("b2", "09:00", "watch_david", "David washed the towels"))
+        for event in (
+            _event("b1", "08:00", "cam_kitchen", "David fixed the washing machine"),
+            _event("b2", "09:00", "watch_david", "David washed the towels"),
+        )
     ]
     assert [o["turns"] for o in outputs] == [2, 2]
     assert [o["decided_by"] for o in outputs] == ["llm", "llm"]
@@ -259,27 +309,38 @@ def test_the_fusion_budget_is_full_at_the_start_of_every_run(served: Served, tmp
 
 def test_fusion_over_http_commits_to_the_store(served: Served, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    context = {"data_dir": str(data_dir), "namespace": "default", "policy": "offline",
-               # the fake embeddings are random: let similarity not stand in the way of a pack
-               "policy_config": {"create_min_similarity": -1.0}}
+    context = {
+        "data_dir": str(data_dir),
+        "namespace": "default",
+        "policy": "offline",
+        # the fake embeddings are random: let similarity not stand in the way of a pack
+        "policy_config": {"create_min_similarity": -1.0},
+    }
     first = client(served).runs.wait(
-        new_thread(served), "fusion", context=context,
-        input={"event": _event("k1", "08:00", "cam_kitchen",
-                               "David spilled milk on the kitchen table")},
+        new_thread(served),
+        "fusion",
+        context=context,
+        input={
+            "event": _event("k1", "08:00", "cam_kitchen", "David spilled milk on the kitchen table")
+        },
     )
     assert first["event_id"] == "k1" and first["outcome"] == "committed"
     assert first["report"]["status"] == "done" and first["violations"] == []
     second = client(served).runs.wait(
-        new_thread(served), "fusion", context=context,
-        input={"event": _event("k2", "08:01", "watch_david",
-                               "David says he spilled milk on the table")},
+        new_thread(served),
+        "fusion",
+        context=context,
+        input={
+            "event": _event("k2", "08:01", "watch_david", "David says he spilled milk on the table")
+        },
     )
     assert second["outcome"] == "committed" and second["decided_by"] == "offline"
     assert [op["op"] for op in second["plan"]["operations"]] == ["create_fusion_node"]
     (fused_id,) = second["report"]["created"]
 
-    embedding = EmbeddingConfig(provider="openai", model="fake-embedder",
-                                base_url=served.fake.base_url)
+    embedding = EmbeddingConfig(
+        provider="openai", model="fake-embedder", base_url=served.fake.base_url
+    )
     store = MemoryStore.open(data_dir, embedding=embedding)  # the server's embedding settings
     try:
         assert [e.event_id for e in store.all_events()] == ["k1", "k2"]
@@ -292,7 +353,9 @@ def test_fusion_over_http_commits_to_the_store(served: Served, tmp_path: Path) -
 
 def test_answer_without_a_reader_returns_the_evidence(served: Served) -> None:
     out = client(served).runs.wait(
-        new_thread(served), "answer", context={"policy": "offline", "k": 4, "llm_model": ""},
+        new_thread(served),
+        "answer",
+        context={"policy": "offline", "k": 4, "llm_model": ""},
         input={"question": "what happened to the washing machine?", "question_time": ASKED},
     )
     assert out["answer"] is None and out["note"].startswith("no LLM configured")

@@ -42,37 +42,90 @@ ASKED = "2026-05-13T15:00:00"  # a Wednesday afternoon
 
 HOUSEHOLD = [
     ("e01", "2026-05-11 07:00", "watch_david", "health", "Sleep score 71, 6h40m asleep", ["David"]),
-    ("e02", "2026-05-11 08:10", "phone_emma", "app_usage", "Emma ordered groceries in the app",
-     ["Emma"]),
-    ("e03", "2026-05-11 12:30", "kitchen_fridge", "environment", "Fridge door opened, milk low", []),
+    (
+        "e02",
+        "2026-05-11 08:10",
+        "phone_emma",
+        "app_usage",
+        "Emma ordered groceries in the app",
+        ["Emma"],
+    ),
+    (
+        "e03",
+        "2026-05-11 12:30",
+        "kitchen_fridge",
+        "environment",
+        "Fridge door opened, milk low",
+        [],
+    ),
     ("e04", "2026-05-11 18:40", "doorbell_cam", "vision", "Courier left a parcel at the door", []),
-    ("e05", "2026-05-11 19:30", "living_room_speaker", "dialogue",
-     "David and Emma discussed the weekend trip", ["David", "Emma"]),
+    (
+        "e05",
+        "2026-05-11 19:30",
+        "living_room_speaker",
+        "dialogue",
+        "David and Emma discussed the weekend trip",
+        ["David", "Emma"],
+    ),
     ("e06", "2026-05-12 06:50", "watch_david", "health", "Sleep score 82, 7h10m asleep", ["David"]),
     ("e07", "2026-05-12 07:05", "watch_emma", "health", "Sleep score 64, restless night", ["Emma"]),
     ("e08", "2026-05-12 07:30", "kitchen_fridge", "environment", "Milk carton taken out", []),
     ("e09", "2026-05-12 08:15", "phone_david", "location", "David left home for work", ["David"]),
-    ("e10", "2026-05-12 09:00", "watch_emma", "motion", "Emma walked 2300 steps to the bakery",
-     ["Emma"]),
-    ("e11", "2026-05-12 13:10", "doorbell_cam", "vision", "Lily arrived home from school",
-     ["Lily"]),
+    (
+        "e10",
+        "2026-05-12 09:00",
+        "watch_emma",
+        "motion",
+        "Emma walked 2300 steps to the bakery",
+        ["Emma"],
+    ),
+    (
+        "e11",
+        "2026-05-12 13:10",
+        "doorbell_cam",
+        "vision",
+        "Lily arrived home from school",
+        ["Lily"],
+    ),
     ("e12", "2026-05-12 15:00", "living_room_speaker", "audio", "Lily practised piano", ["Lily"]),
-    ("e13", "2026-05-12 18:30", "kitchen_fridge", "environment", "Fridge temperature rose to 7C",
-     []),
-    ("e14", "2026-05-12 19:00", "living_room_speaker", "dialogue",
-     "Emma asked the speaker for a lasagna recipe", ["Emma"]),
-    ("e15", "2026-05-12 20:15", "watch_david", "health", "Heart rate peaked at 128 on a run",
-     ["David"]),
-    ("e16", "2026-05-12 21:40", "phone_emma", "app_usage", "Emma watched a cooking show",
-     ["Emma"]),
+    (
+        "e13",
+        "2026-05-12 18:30",
+        "kitchen_fridge",
+        "environment",
+        "Fridge temperature rose to 7C",
+        [],
+    ),
+    (
+        "e14",
+        "2026-05-12 19:00",
+        "living_room_speaker",
+        "dialogue",
+        "Emma asked the speaker for a lasagna recipe",
+        ["Emma"],
+    ),
+    (
+        "e15",
+        "2026-05-12 20:15",
+        "watch_david",
+        "health",
+        "Heart rate peaked at 128 on a run",
+        ["David"],
+    ),
+    ("e16", "2026-05-12 21:40", "phone_emma", "app_usage", "Emma watched a cooking show", ["Emma"]),
     ("e17", "2026-05-12 23:10", "watch_david", "health", "David fell asleep", ["David"]),
-    ("e18", "2026-05-13 06:45", "watch_david", "health", "Sleep score 77, 6h55m asleep",
-     ["David"]),
+    ("e18", "2026-05-13 06:45", "watch_david", "health", "Sleep score 77, 6h55m asleep", ["David"]),
     ("e19", "2026-05-13 07:20", "doorbell_cam", "vision", "Emma left for the gym", ["Emma"]),
     ("e20", "2026-05-13 10:00", "kitchen_fridge", "environment", "Fridge ordered milk", []),
     ("e21", "2026-05-11 22:00", "watch_emma", "health", "Emma fell asleep reading", ["Emma"]),
-    ("e22", "2026-05-13 12:00", "phone_david", "app_usage", "David booked a dentist visit",
-     ["David"]),
+    (
+        "e22",
+        "2026-05-13 12:00",
+        "phone_david",
+        "app_usage",
+        "David booked a dentist visit",
+        ["David"],
+    ),
 ]
 
 
@@ -85,11 +138,20 @@ def _reset_dspy() -> Iterator[None]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[MemoryStore]:
     opened = MemoryStore.open(tmp_path / "store", embedder=tiny_embedder())
-    opened.add_events([
-        Event(event_id=i, timestamp=ts, device=device, modality=modality, location="home",
-              description=text, characters=tuple(people))
-        for i, ts, device, modality, text, people in HOUSEHOLD
-    ])
+    opened.add_events(
+        [
+            Event(
+                event_id=i,
+                timestamp=ts,
+                device=device,
+                modality=modality,
+                location="home",
+                description=text,
+                characters=tuple(people),
+            )
+            for i, ts, device, modality, text, people in HOUSEHOLD
+        ]
+    )
     yield opened
     opened.close()
 
@@ -100,8 +162,9 @@ def plan_json(focus: str, **extra: Any) -> str:
 
 def judgement(sufficient: bool, selected: list[str], next_plan: str | None = None) -> dict:
     return {
-        "coverage": json.dumps([{"facet": "sleep", "covered": sufficient,
-                                 "evidence_ids": selected[:1]}]),
+        "coverage": json.dumps(
+            [{"facet": "sleep", "covered": sufficient, "evidence_ids": selected[:1]}]
+        ),
         "sufficient": json.dumps(sufficient),
         "missing_facets": json.dumps([] if sufficient else ["sleep score"]),
         "selected_ids": json.dumps(selected),
@@ -121,13 +184,21 @@ def signatures_of(plans: list[RoundPlan]) -> list[str]:
 
 
 def test_cannot_stop_at_round_one_even_when_judged_sufficient(store: MemoryStore) -> None:
-    lm = DummyLM([
-        {"plan": plan_json("David sleep score Tuesday")},
-        judgement(True, ["e06"]),
-        judgement(True, ["e06"]),
-    ])
-    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
-                      requester="David", k=5, options=llm_options(lm))
+    lm = DummyLM(
+        [
+            {"plan": plan_json("David sleep score Tuesday")},
+            judgement(True, ["e06"]),
+            judgement(True, ["e06"]),
+        ]
+    )
+    result = retrieve(
+        store,
+        "How did I sleep on Tuesday?",
+        question_time=ASKED,
+        requester="David",
+        k=5,
+        options=llm_options(lm),
+    )
     assert result.rounds == 2
     assert [j.sufficient for j in result.judgements] == [False, True]
     assert [j.source for j in result.judgements] == ["llm", "llm"]
@@ -139,19 +210,24 @@ def test_cannot_stop_at_round_one_even_when_judged_sufficient(store: MemoryStore
 
 def test_stops_at_the_maximum_when_never_sufficient(store: MemoryStore) -> None:
     plans = [plan_json(f"query variant {n}") for n in range(2, 6)]
-    lm = DummyLM([
-        {"plan": plan_json("David zeppelin ride")},
-        *(judgement(False, ["e09"], plan) for plan in plans),
-        judgement(False, ["e09"]),
-    ])
-    result = retrieve(store, "Did David ride a zeppelin?", question_time=ASKED, k=5,
-                      options=llm_options(lm))
+    lm = DummyLM(
+        [
+            {"plan": plan_json("David zeppelin ride")},
+            *(judgement(False, ["e09"], plan) for plan in plans),
+            judgement(False, ["e09"]),
+        ]
+    )
+    result = retrieve(
+        store, "Did David ride a zeppelin?", question_time=ASKED, k=5, options=llm_options(lm)
+    )
     assert result.rounds == 5
     assert len(result.judgements) == 5
     assert result.judgements[-1].next_plan is None
     assert result.stop_reason == "reached the maximum of 5 rounds"
     assert [p.focus for p in result.plans] == [
-        "David zeppelin ride", *(f"query variant {n}" for n in range(2, 6))]
+        "David zeppelin ride",
+        *(f"query variant {n}" for n in range(2, 6)),
+    ]
 
 
 def test_offline_policy_gives_up_on_a_facet_its_follow_up_already_searched(
@@ -159,8 +235,13 @@ def test_offline_policy_gives_up_on_a_facet_its_follow_up_already_searched(
 ) -> None:
     """No event mentions a zeppelin: round 2 searches for it explicitly, finds nothing, and
     the twin proposes no third plan — rounds are not spent re-searching the same words."""
-    result = retrieve(store, "Did David ride a zeppelin on Tuesday?", question_time=ASKED,
-                      k=5, options=ControllerOptions(policy="offline"))
+    result = retrieve(
+        store,
+        "Did David ride a zeppelin on Tuesday?",
+        question_time=ASKED,
+        k=5,
+        options=ControllerOptions(policy="offline"),
+    )
     assert result.rounds == 2
     assert all(not j.sufficient for j in result.judgements)
     assert all("keyword: zeppelin" in j.missing_facets for j in result.judgements)
@@ -171,8 +252,14 @@ def test_offline_policy_gives_up_on_a_facet_its_follow_up_already_searched(
 
 
 def test_offline_policy_stops_once_sufficient_after_the_minimum(store: MemoryStore) -> None:
-    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
-                      requester="David", k=5, options=ControllerOptions(policy="offline"))
+    result = retrieve(
+        store,
+        "How did I sleep on Tuesday?",
+        question_time=ASKED,
+        requester="David",
+        k=5,
+        options=ControllerOptions(policy="offline"),
+    )
     assert result.rounds == 2
     assert [j.sufficient for j in result.judgements] == [False, True]
     first = result.plans[0]
@@ -184,14 +271,22 @@ def test_offline_policy_stops_once_sufficient_after_the_minimum(store: MemorySto
 
 def test_a_repeated_plan_is_refused(store: MemoryStore) -> None:
     first = plan_json("David sleep score Tuesday")
-    lm = DummyLM([
-        {"plan": first},
-        judgement(False, ["e06"], first),  # proposes the executed plan …
-        judgement(False, ["e06"], first),  # … and again
-        judgement(True, ["e06"]),
-    ])
-    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
-                      requester="David", k=5, options=llm_options(lm))
+    lm = DummyLM(
+        [
+            {"plan": first},
+            judgement(False, ["e06"], first),  # proposes the executed plan …
+            judgement(False, ["e06"], first),  # … and again
+            judgement(True, ["e06"]),
+        ]
+    )
+    result = retrieve(
+        store,
+        "How did I sleep on Tuesday?",
+        question_time=ASKED,
+        requester="David",
+        k=5,
+        options=llm_options(lm),
+    )
     assert result.rounds == 3
     assert len(set(signatures_of(result.plans))) == 3
     replaced = [n for n in result.notes if "proposed an executed plan" in n]
@@ -199,13 +294,21 @@ def test_a_repeated_plan_is_refused(store: MemoryStore) -> None:
 
 
 def test_back_fill_fills_the_context_to_k(store: MemoryStore) -> None:
-    lm = DummyLM([
-        {"plan": plan_json("sleep score")},
-        judgement(False, ["e18", "e06"], plan_json("fridge milk")),
-        judgement(True, ["e18", "e06"]),
-    ])
-    result = retrieve(store, "How did I sleep?", question_time=ASKED, requester="David", k=8,
-                      options=llm_options(lm))
+    lm = DummyLM(
+        [
+            {"plan": plan_json("sleep score")},
+            judgement(False, ["e18", "e06"], plan_json("fridge milk")),
+            judgement(True, ["e18", "e06"]),
+        ]
+    )
+    result = retrieve(
+        store,
+        "How did I sleep?",
+        question_time=ASKED,
+        requester="David",
+        k=8,
+        options=llm_options(lm),
+    )
     assert len(result.context) == 8
     assert len(result.event_ids) == 8
     assert result.event_ids[:2] == ["e18", "e06"]
@@ -218,14 +321,22 @@ def test_back_fill_fills_the_context_to_k(store: MemoryStore) -> None:
 
 
 def test_malformed_llm_output_falls_back_to_the_offline_twin(store: MemoryStore) -> None:
-    lm = DummyLM([
-        {"plan": plan_json("David sleep score Tuesday")},
-        {"sufficient": "not json at all"},  # chat adapter fails …
-        {"sufficient": "still not json"},  # … and so does the JSON adapter retry
-        judgement(True, ["e06"]),
-    ])
-    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
-                      requester="David", k=5, options=llm_options(lm))
+    lm = DummyLM(
+        [
+            {"plan": plan_json("David sleep score Tuesday")},
+            {"sufficient": "not json at all"},  # chat adapter fails …
+            {"sufficient": "still not json"},  # … and so does the JSON adapter retry
+            judgement(True, ["e06"]),
+        ]
+    )
+    result = retrieve(
+        store,
+        "How did I sleep on Tuesday?",
+        question_time=ASKED,
+        requester="David",
+        k=5,
+        options=llm_options(lm),
+    )
     assert [j.source for j in result.judgements] == ["offline", "llm"]
     assert any("round 1 judge: LLM output unusable" in n for n in result.notes)
     assert result.rounds == 2
@@ -235,8 +346,13 @@ def test_malformed_llm_output_falls_back_to_the_offline_twin(store: MemoryStore)
 
 
 def test_without_the_controller_one_round_and_no_judge(store: MemoryStore) -> None:
-    result = retrieve(store, "What did Emma do on Tuesday?", question_time=ASKED, k=6,
-                      options=ControllerOptions(use_controller=False, policy="offline"))
+    result = retrieve(
+        store,
+        "What did Emma do on Tuesday?",
+        question_time=ASKED,
+        k=6,
+        options=ControllerOptions(use_controller=False, policy="offline"),
+    )
     assert result.rounds == 1
     assert result.judgements == []
     assert result.stop_reason == "one search round (controller off)"
@@ -248,16 +364,22 @@ def test_without_the_controller_one_round_and_no_judge(store: MemoryStore) -> No
 
 def test_without_constraints_the_window_is_ignored(store: MemoryStore) -> None:
     options = ControllerOptions(use_controller=False, use_constraints=False, policy="offline")
-    result = retrieve(store, "What did Emma do on Tuesday?", question_time=ASKED, k=6,
-                      options=options)
+    result = retrieve(
+        store, "What did Emma do on Tuesday?", question_time=ASKED, k=6, options=options
+    )
     assert result.plans[0].time_window.enabled  # the plan still has it …
     days = {e.timestamp.date().isoformat() for e in result.context}
     assert days - {"2026-05-12"}  # … but the search did not honour it
 
 
 def test_named_ablations() -> None:
-    assert set(ABLATIONS) == {"memfuse", "memfuse_no_ar", "memfuse_no_rc", "memfuse_no_graph",
-                              "memfuse_no_fusion"}
+    assert set(ABLATIONS) == {
+        "memfuse",
+        "memfuse_no_ar",
+        "memfuse_no_rc",
+        "memfuse_no_graph",
+        "memfuse_no_fusion",
+    }
     assert ABLATIONS["memfuse_no_ar"].use_controller is False
     assert ABLATIONS["memfuse_no_rc"].use_constraints is False
     assert ABLATIONS["memfuse_no_graph"].recipe == "memfuse_no_graph"
@@ -281,12 +403,17 @@ def test_compiled_graph_opens_the_store_from_the_context_once(
     monkeypatch.setattr(resources, "_STORES", {})
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "household.sqlite").touch()  # a store is there to be read
-    context = {"data_dir": str(tmp_path / "elsewhere"), "namespace": "household",
-               "policy": "offline", "k": 4}
+    context = {
+        "data_dir": str(tmp_path / "elsewhere"),
+        "namespace": "household",
+        "policy": "offline",
+        "k": 4,
+    }
     fresh = builder.compile()
     for _ in range(2):
-        output = fresh.invoke({"question": "Who arrived home from school?",
-                               "question_time": ASKED}, context=context)
+        output = fresh.invoke(
+            {"question": "Who arrived home from school?", "question_time": ASKED}, context=context
+        )
         assert output["event_ids"][0] == "e11"
         assert len(output["context"]) == 4
     assert opened == [(str(tmp_path / "elsewhere"), "household")]
@@ -302,8 +429,14 @@ def test_llm_policy_without_an_llm_is_a_configuration_error(store: MemoryStore) 
 
 def test_auto_policy_without_an_llm_runs_offline(store: MemoryStore) -> None:
     settings = MemFuseSettings(llm_model=None, _env_file=None)
-    result = retrieve(store, "How did I sleep on Tuesday?", question_time=ASKED,
-                      requester="David", k=5, options=ControllerOptions(settings=settings))
+    result = retrieve(
+        store,
+        "How did I sleep on Tuesday?",
+        question_time=ASKED,
+        requester="David",
+        k=5,
+        options=ControllerOptions(settings=settings),
+    )
     assert {j.source for j in result.judgements} == {"offline"}
 
 
@@ -317,13 +450,21 @@ def test_context_validates_its_knobs() -> None:
 
 
 def candidate(node_id: str, score: float) -> Candidate:
-    return Candidate(node_id=node_id, kind="event", score=score,
-                     trace=ExpansionTrace(seed_id=node_id))
+    return Candidate(
+        node_id=node_id, kind="event", score=score, trace=ExpansionTrace(seed_id=node_id)
+    )
 
 
 def test_final_selection_pins_the_judged_ids_then_back_fills() -> None:
-    pool = {c.node_id: c for c in [candidate("a", 0.9), candidate("b", 0.5),
-                                   candidate("c", 0.7), candidate("d", 0.1)]}
+    pool = {
+        c.node_id: c
+        for c in [
+            candidate("a", 0.9),
+            candidate("b", 0.5),
+            candidate("c", 0.7),
+            candidate("d", 0.1),
+        ]
+    }
     found = {"c": (1, 0), "b": (1, 1), "a": (2, 0), "d": (2, 1)}
     # history: round 1's ranking (c, b) before what round 2 added (a)
     assert final_selection(["d", "ghost"], pool, 3, found, "history") == ["d", "c", "b"]
@@ -337,8 +478,10 @@ def test_pool_remembers_where_each_candidate_was_first_found() -> None:
 
 
 def test_pool_keeps_each_ids_best_score_and_trace() -> None:
-    merged = keep_best({"a": candidate("a", 0.4), "b": candidate("b", 0.9)},
-                       {"a": candidate("a", 0.8), "b": candidate("b", 0.1)})
+    merged = keep_best(
+        {"a": candidate("a", 0.4), "b": candidate("b", 0.9)},
+        {"a": candidate("a", 0.8), "b": candidate("b", 0.1)},
+    )
     assert {k: v.score for k, v in merged.items()} == {"a": 0.8, "b": 0.9}
 
 
@@ -354,10 +497,15 @@ def test_a_saved_program_is_loaded_from_the_programs_dir(tmp_path: Path) -> None
 
 
 def test_a_causal_question_looks_back_from_the_effect(store: MemoryStore) -> None:
-    """"Why … on Tuesday evening?": the window ends with the effect's evening and reaches three
+    """ "Why … on Tuesday evening?": the window ends with the effect's evening and reaches three
     days back, so Monday's open fridge door (the cause) is inside it and in the context."""
-    result = retrieve(store, "Why did the fridge get warm on Tuesday evening?",
-                      question_time=ASKED, k=6, options=ControllerOptions(policy="offline"))
+    result = retrieve(
+        store,
+        "Why did the fridge get warm on Tuesday evening?",
+        question_time=ASKED,
+        k=6,
+        options=ControllerOptions(policy="offline"),
+    )
     window = result.plans[0].time_window
     assert window.bounds() == (datetime(2026, 5, 9, 17, 0), datetime(2026, 5, 12, 23, 59, 59))
     for plan in result.plans:  # no later round moves the window past the effect
@@ -375,14 +523,17 @@ def test_a_wrong_plan_and_judge_cannot_push_out_the_guarded_hits(store: MemorySt
     from memory.search.plan import TimeWindow
 
     question = "What did Lily do after school?"
-    wrong_day = {"time_window": TimeWindow(enabled=True, date=datetime(2026, 5, 11).date(),
-                                           confidence=1.0)}
+    wrong_day = {
+        "time_window": TimeWindow(enabled=True, date=datetime(2026, 5, 11).date(), confidence=1.0)
+    }
     unrelated = ["e01", "e02", "e03", "e04", "e05"]
-    lm = DummyLM([
-        {"plan": plan_json("weekend trip groceries", **wrong_day)},
-        judgement(False, unrelated, plan_json("parcel courier", **wrong_day)),
-        judgement(True, unrelated),
-    ])
+    lm = DummyLM(
+        [
+            {"plan": plan_json("weekend trip groceries", **wrong_day)},
+            judgement(False, unrelated, plan_json("parcel courier", **wrong_day)),
+            judgement(True, unrelated),
+        ]
+    )
     result = retrieve(store, question, question_time=ASKED, k=5, options=llm_options(lm))
     reserve = reserved_slots(5, 1.0, GuardConfig())
     hybrid = search(store, question, HYBRID_RRF.sized(30)).event_ids()[:reserve]

@@ -21,8 +21,11 @@ PYTHON_ONLY = {"store", "lm", "settings", "reader", "program"}
 
 
 def schemas(graph: Any) -> dict[str, dict[str, Any]]:
-    return {"input": graph.get_input_jsonschema(), "output": graph.get_output_jsonschema(),
-            "context": graph.get_context_jsonschema()}
+    return {
+        "input": graph.get_input_jsonschema(),
+        "output": graph.get_output_jsonschema(),
+        "context": graph.get_context_jsonschema(),
+    }
 
 
 def json_types(prop: dict[str, Any]) -> set[str]:

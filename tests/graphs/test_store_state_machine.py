@@ -37,7 +37,6 @@ from unittest import mock
 
 import hypothesis.strategies as st
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -64,56 +63,160 @@ _DAY = "2024-05-01"
 _NEXT = "2024-05-02"
 _POOL_ROWS: list[tuple[str, str, str, str, str, list[str]]] = [
     # id, time, device, location, description, people
-    ("h01", f"{_DAY}T08:00", "cam_kitchen", "kitchen", "David spilled milk on the kitchen table",
-     ["David"]),
-    ("h02", f"{_DAY}T08:01", "watch_david", "kitchen",
-     "David says the milk spill is on the kitchen table", ["David"]),
-    ("h03", f"{_DAY}T08:03", "phone_emma", "kitchen",
-     "Emma wiped the spilled milk off the kitchen table with a towel", ["Emma", "David"]),
-    ("h04", f"{_DAY}T08:05", "speaker_kitchen", "kitchen",
-     "David asked the speaker to add milk to the shopping list", ["David"]),
+    (
+        "h01",
+        f"{_DAY}T08:00",
+        "cam_kitchen",
+        "kitchen",
+        "David spilled milk on the kitchen table",
+        ["David"],
+    ),
+    (
+        "h02",
+        f"{_DAY}T08:01",
+        "watch_david",
+        "kitchen",
+        "David says the milk spill is on the kitchen table",
+        ["David"],
+    ),
+    (
+        "h03",
+        f"{_DAY}T08:03",
+        "phone_emma",
+        "kitchen",
+        "Emma wiped the spilled milk off the kitchen table with a towel",
+        ["Emma", "David"],
+    ),
+    (
+        "h04",
+        f"{_DAY}T08:05",
+        "speaker_kitchen",
+        "kitchen",
+        "David asked the speaker to add milk to the shopping list",
+        ["David"],
+    ),
     ("h05", f"{_DAY}T08:00", "smoke_kitchen", "kitchen", "Kitchen smoke alarm chirped once", []),
     ("h06", f"{_DAY}T08:30", "phone_emma", "garden", "Emma watered the garden plants", ["Emma"]),
-    ("h07", f"{_DAY}T08:32", "cam_garden", "garden", "Emma watering the plants in the garden",
-     ["Emma"]),
+    (
+        "h07",
+        f"{_DAY}T08:32",
+        "cam_garden",
+        "garden",
+        "Emma watering the plants in the garden",
+        ["Emma"],
+    ),
     ("h08", f"{_DAY}T08:40", "motion_hall", "hallway", "Motion detected in the hallway", []),
     ("h09", f"{_DAY}T08:41", "door_front", "hallway", "Front door opened and closed", []),
-    ("h10", f"{_DAY}T12:00", "cam_kitchen", "kitchen", "Emma cooked pasta for lunch",
-     ["Emma"]),
-    ("h11", f"{_DAY}T12:02", "watch_emma", "kitchen",
-     "Emma's heart rate rose while cooking pasta", ["Emma"]),
-    ("h12", f"{_DAY}T12:05", "speaker_kitchen", "kitchen",
-     "Emma set a ten minute pasta timer on the speaker", ["Emma"]),
-    ("h13", f"{_DAY}T18:00", "thermostat_living", "living room",
-     "Living room temperature set to 21 degrees", []),
-    ("h14", f"{_DAY}T18:01", "phone_david", "living room",
-     "David turned the heating up to 21 degrees from his phone", ["David"]),
-    ("h15", f"{_DAY}T21:00", "cam_living", "living room",
-     "David and Emma watched a movie in the living room", ["David", "Emma"]),
-    ("h16", f"{_DAY}T21:02", "speaker_living", "living room",
-     "David asked the speaker to dim the living room lights for the movie", ["David"]),
-    ("h17", f"{_NEXT}T07:30", "watch_david", "park", "David went for a morning run in the park",
-     ["David"]),
-    ("h18", f"{_NEXT}T07:45", "phone_david", "park", "David logged a five kilometre run",
-     ["David"]),
+    ("h10", f"{_DAY}T12:00", "cam_kitchen", "kitchen", "Emma cooked pasta for lunch", ["Emma"]),
+    (
+        "h11",
+        f"{_DAY}T12:02",
+        "watch_emma",
+        "kitchen",
+        "Emma's heart rate rose while cooking pasta",
+        ["Emma"],
+    ),
+    (
+        "h12",
+        f"{_DAY}T12:05",
+        "speaker_kitchen",
+        "kitchen",
+        "Emma set a ten minute pasta timer on the speaker",
+        ["Emma"],
+    ),
+    (
+        "h13",
+        f"{_DAY}T18:00",
+        "thermostat_living",
+        "living room",
+        "Living room temperature set to 21 degrees",
+        [],
+    ),
+    (
+        "h14",
+        f"{_DAY}T18:01",
+        "phone_david",
+        "living room",
+        "David turned the heating up to 21 degrees from his phone",
+        ["David"],
+    ),
+    (
+        "h15",
+        f"{_DAY}T21:00",
+        "cam_living",
+        "living room",
+        "David and Emma watched a movie in the living room",
+        ["David", "Emma"],
+    ),
+    (
+        "h16",
+        f"{_DAY}T21:02",
+        "speaker_living",
+        "living room",
+        "David asked the speaker to dim the living room lights for the movie",
+        ["David"],
+    ),
+    (
+        "h17",
+        f"{_NEXT}T07:30",
+        "watch_david",
+        "park",
+        "David went for a morning run in the park",
+        ["David"],
+    ),
+    (
+        "h18",
+        f"{_NEXT}T07:45",
+        "phone_david",
+        "park",
+        "David logged a five kilometre run",
+        ["David"],
+    ),
     # a cause and its effect, hours apart: they share rare words (a causal edge)
-    ("h19", f"{_DAY}T09:00", "phone_emma", "kitchen",
-     "Emma ordered a brass valve gasket from Plumbco", ["Emma"]),
-    ("h20", f"{_DAY}T13:00", "cam_kitchen", "kitchen",
-     "Emma fitted the brass valve gasket from Plumbco under the sink", ["Emma"]),
+    (
+        "h19",
+        f"{_DAY}T09:00",
+        "phone_emma",
+        "kitchen",
+        "Emma ordered a brass valve gasket from Plumbco",
+        ["Emma"],
+    ),
+    (
+        "h20",
+        f"{_DAY}T13:00",
+        "cam_kitchen",
+        "kitchen",
+        "Emma fitted the brass valve gasket from Plumbco under the sink",
+        ["Emma"],
+    ),
 ]
 
 
 def _record(row: tuple[str, str, str, str, str, list[str]]) -> dict[str, Any]:
     event_id, when, device, location, text, people = row
-    return {"event_id": event_id, "timestamp": when, "device": device, "modality": "vision",
-            "location": location, "description": text, "characters": people}
+    return {
+        "event_id": event_id,
+        "timestamp": when,
+        "device": device,
+        "modality": "vision",
+        "location": location,
+        "description": text,
+        "characters": people,
+    }
 
 
 POOL: dict[str, Event] = {row[0]: parse_event(_record(row)) for row in _POOL_ROWS}
 POOL_IDS = sorted(POOL)
-QUERIES = ["milk spill on the table", "who watered the garden", "pasta timer", "movie night",
-           "heating degrees", "morning run", "front door", "smoke alarm"]
+QUERIES = [
+    "milk spill on the table",
+    "who watered the garden",
+    "pasta timer",
+    "movie night",
+    "heating degrees",
+    "morning run",
+    "front door",
+    "smoke alarm",
+]
 QUESTION_TIME = datetime(2024, 5, 3, 9, 0)  # fixed: `search` defaults to now
 
 # Ways a record can differ from the stored one with the same id (each a conflict).
@@ -132,11 +235,20 @@ WRITE_PATHS = ["fused", "plain", "pending"]  # MemFuse.ingest modes, and add_eve
 # What fuses: the offline policy packs a scene seen by several devices within minutes (and
 # links the cause to its effect). Half the batches come from one scene, so that packs form,
 # grow and get rolled back often enough; the others mix anything.
-SCENES = [["h01", "h02", "h03", "h04", "h05"], ["h06", "h07"], ["h08", "h09"],
-          ["h10", "h11", "h12"], ["h13", "h14"], ["h15", "h16"], ["h17", "h18"], ["h19", "h20"]]
+SCENES = [
+    ["h01", "h02", "h03", "h04", "h05"],
+    ["h06", "h07"],
+    ["h08", "h09"],
+    ["h10", "h11", "h12"],
+    ["h13", "h14"],
+    ["h15", "h16"],
+    ["h17", "h18"],
+    ["h19", "h20"],
+]
 BATCHES = st.one_of(
     st.sampled_from(SCENES).flatmap(
-        lambda scene: st.lists(st.sampled_from(scene), min_size=1, max_size=6, unique=True)),
+        lambda scene: st.lists(st.sampled_from(scene), min_size=1, max_size=6, unique=True)
+    ),
     st.lists(st.sampled_from(POOL_IDS), min_size=1, max_size=6, unique=True),
 )
 
@@ -190,23 +302,33 @@ def chroma_ids(store: MemoryStore) -> set[str]:
     return held
 
 
-def check_consistent(store: MemoryStore, stored: dict[str, Event], queued: set[str],
-                     replayable: set[str], strictly_unfused: bool) -> None:
+def check_consistent(
+    store: MemoryStore,
+    stored: dict[str, Event],
+    queued: set[str],
+    replayable: set[str],
+    strictly_unfused: bool,
+) -> None:
     """The invariants every step must keep (see the module docstring). `replayable`: queued
     events whose plan a failed commit left pending (rolled back, replayed by the next ingest)."""
     db = store._db
-    sql_events = {row[0]: Event.model_validate_json(row[1])
-                  for row in db.execute("SELECT event_id, body FROM events")}
+    sql_events = {
+        row[0]: Event.model_validate_json(row[1])
+        for row in db.execute("SELECT event_id, body FROM events")
+    }
     assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == len(stored)
     assert sql_events == stored, "an event missing, stored twice or changed"
     assert [e.event_id for e in store.all_events()] == sorted(
-        stored, key=lambda i: (stored[i].timestamp, i))
+        stored, key=lambda i: (stored[i].timestamp, i)
+    )
     assert {e.event_id: e for e in store.all_events()} == stored
 
     # the in-memory view is SQLite's (a rolled-back write leaves nothing behind in either)
     fused = {n.node_id: n for n in store.all_fused()}
-    sql_fused = {row[0]: FusedNode.model_validate_json(row[1])
-                 for row in db.execute("SELECT node_id, body FROM fused_nodes")}
+    sql_fused = {
+        row[0]: FusedNode.model_validate_json(row[1])
+        for row in db.execute("SELECT node_id, body FROM fused_nodes")
+    }
     assert sql_fused == fused, "the fused nodes in memory disagree with SQLite"
     texts = {i: e.index_text() for i, e in stored.items()}
     texts |= {i: n.index_text() for i, n in fused.items()}
@@ -223,7 +345,8 @@ def check_consistent(store: MemoryStore, stored: dict[str, Event], queued: set[s
     expected = l2_normalise(tiny_embedder().embed([texts[i] for i in ids])) if ids else ()
     for node_id, vector in zip(ids, expected, strict=True):
         assert np.allclose(store.vector(node_id), vector, rtol=0, atol=1e-6), (
-            f"stale vector {node_id}")
+            f"stale vector {node_id}"
+        )
 
     sql_edges = set(db.execute("SELECT src, dst, type, weight FROM edges"))
     for src, dst, _, _ in sql_edges:
@@ -250,7 +373,11 @@ def check_consistent(store: MemoryStore, stored: dict[str, Event], queued: set[s
             assert store.neighbors(event_id) == [], f"queued {event_id} already has edges"
     stats = store.stats()
     assert (stats.events, stats.fused_nodes, stats.pending_fusion, stats.pending_plans) == (
-        len(stored), len(fused), len(queued), len(replayable))
+        len(stored),
+        len(fused),
+        len(queued),
+        len(replayable),
+    )
 
 
 # --- the machine -----------------------------------------------------------------------
@@ -267,7 +394,9 @@ class StoreMachine(RuleBasedStateMachine):
         self.data_dir = Path(self._tmp.name)
         # not the environment's: no LLM, so fusion runs the offline policy
         self.settings = MemFuseSettings(
-            _env_file=None, data_dir=self.data_dir, llm_model=None  # type: ignore[call-arg]
+            _env_file=None,
+            data_dir=self.data_dir,
+            llm_model=None,  # type: ignore[call-arg]
         )
         self.embedder = tiny_embedder()
         self._store = MemoryStore.open(self.data_dir, embedder=self.embedder)
@@ -309,8 +438,9 @@ class StoreMachine(RuleBasedStateMachine):
         self.queued.clear()
         self.replayable.clear()
 
-    def _failed_at(self, new: list[str], earlier: list[str], order: list[str], failed: str,
-                   committed: bool) -> None:
+    def _failed_at(
+        self, new: list[str], earlier: list[str], order: list[str], failed: str, committed: bool
+    ) -> None:
         """A fused ingest stopped at `failed` (its plan `committed` or not). The queue is
         drained before the batch is stored, so a failure there stores nothing; the failed
         event and every later one stay queued (a committed plan took its event off the queue
@@ -318,7 +448,7 @@ class StoreMachine(RuleBasedStateMachine):
         at = order.index(failed)
         if at >= len(earlier):
             self.stored.update((i, POOL[i]) for i in new)
-        self.queued = set(order[at + committed:]) & set(self.stored)
+        self.queued = set(order[at + committed :]) & set(self.stored)
         self.replayable = set()  # replayed first thing; see failing_commit for new ones
         # a drained event later in time than a queued one may have linked it
         self.strictly_unfused = False
@@ -342,7 +472,10 @@ class StoreMachine(RuleBasedStateMachine):
         new = self._unstored(ids)
         summary = self.memory.ingest(_records(ids), mode="fused")
         assert (summary.received, summary.added, summary.unchanged) == (
-            len(ids), len(new), len(ids) - len(new))
+            len(ids),
+            len(new),
+            len(ids) - len(new),
+        )
         assert summary.drained == len(self.queued - self.replayable)
         assert summary.details["replayed"] == len(self.replayable)
         self._all_fused(new)
@@ -352,8 +485,10 @@ class StoreMachine(RuleBasedStateMachine):
     def re_add(self, data: st.DataObject, path: str) -> None:
         """Stored events again, through any write path: nothing changes (a fused re-add with
         events queued only fuses the queue)."""
-        ids = data.draw(st.lists(st.sampled_from(sorted(self.stored)), min_size=1, max_size=6,
-                                 unique=True), label="stored ids")
+        ids = data.draw(
+            st.lists(st.sampled_from(sorted(self.stored)), min_size=1, max_size=6, unique=True),
+            label="stored ids",
+        )
         if path == "fused" and self.queued:
             summary = self.memory.ingest(_records(ids), mode="fused")
             assert summary.added == 0 and summary.drained == len(self.queued - self.replayable)
@@ -367,8 +502,7 @@ class StoreMachine(RuleBasedStateMachine):
                 summary = self.memory.ingest(_records(ids), mode=path)  # type: ignore[arg-type]
                 assert summary.added == 0 and summary.unchanged == len(ids)
 
-    def _refused(self, records: list[dict[str, Any]], path: str,
-                 error: type[MemFuseError]) -> None:
+    def _refused(self, records: list[dict[str, Any]], path: str, error: type[MemFuseError]) -> None:
         with self._unchanged():
             try:
                 if path == "pending":
@@ -381,11 +515,16 @@ class StoreMachine(RuleBasedStateMachine):
                 raise AssertionError(f"a bad batch was accepted through {path}: {records}")
 
     @precondition(lambda self: self.stored)
-    @rule(data=st.data(), edit=st.sampled_from(sorted(EDITS)),
-          others=st.lists(st.sampled_from(POOL_IDS), max_size=5, unique=True),
-          path=st.sampled_from(WRITE_PATHS), at_end=st.booleans())
-    def conflicting_batch(self, data: st.DataObject, edit: str, others: list[str], path: str,
-                          at_end: bool) -> None:
+    @rule(
+        data=st.data(),
+        edit=st.sampled_from(sorted(EDITS)),
+        others=st.lists(st.sampled_from(POOL_IDS), max_size=5, unique=True),
+        path=st.sampled_from(WRITE_PATHS),
+        at_end=st.booleans(),
+    )
+    def conflicting_batch(
+        self, data: st.DataObject, edit: str, others: list[str], path: str, at_end: bool
+    ) -> None:
         """A stored id with other content, among new and stored events: refused whole."""
         target = data.draw(st.sampled_from(sorted(self.stored)), label="edited id")
         changed = EDITS[edit](POOL[target].model_dump(mode="json"))
@@ -393,9 +532,12 @@ class StoreMachine(RuleBasedStateMachine):
         records = [*rest, changed] if at_end else [changed, *rest]
         self._refused(records, path, EventConflictError)
 
-    @rule(kind=st.sampled_from(INVALID),
-          others=st.lists(st.sampled_from(POOL_IDS), max_size=5, unique=True),
-          path=st.sampled_from(WRITE_PATHS), at_end=st.booleans())
+    @rule(
+        kind=st.sampled_from(INVALID),
+        others=st.lists(st.sampled_from(POOL_IDS), max_size=5, unique=True),
+        path=st.sampled_from(WRITE_PATHS),
+        at_end=st.booleans(),
+    )
     def invalid_batch(self, kind: str, others: list[str], path: str, at_end: bool) -> None:
         """A reserved id, an out-of-range time or an id twice with different content, among
         new and stored events: refused whole."""
@@ -408,8 +550,10 @@ class StoreMachine(RuleBasedStateMachine):
         elif kind == "too_late":
             bad = [{**base, "event_id": "x_late", "timestamp": "9999-12-31T23:59:59"}]
         else:
-            bad = [{**base, "event_id": "x_dup"},
-                   {**base, "event_id": "x_dup", "description": "something else"}]
+            bad = [
+                {**base, "event_id": "x_dup"},
+                {**base, "event_id": "x_dup", "description": "something else"},
+            ]
         rest = _records(others)
         self._refused([*rest, *bad] if at_end else [*bad, *rest], path, InvalidEventError)
 
@@ -432,8 +576,7 @@ class StoreMachine(RuleBasedStateMachine):
         assert (summary.added, summary.unchanged) == (len(new), len(ids) - len(new))
         self.stored.update((i, POOL[i]) for i in new)
 
-    @rule(ids=BATCHES,
-          fail_at=st.integers(min_value=1, max_value=8), after_commit=st.booleans())
+    @rule(ids=BATCHES, fail_at=st.integers(min_value=1, max_value=8), after_commit=st.booleans())
     def interrupted_ingest(self, ids: list[str], fail_at: int, after_commit: bool) -> None:
         """A fused ingest whose `fail_at`-th fusion fails (an LLM outage), before its plan
         is committed or right after: the batch is stored, the events not fused yet stay
@@ -467,8 +610,11 @@ class StoreMachine(RuleBasedStateMachine):
             assert reason == "ConnectionError: LLM endpoint down"
 
     @precondition(lambda self: not self.replayable)
-    @rule(ids=BATCHES, write=st.sampled_from(["put_fused", "add_edge", "mark_plan", "all"]),
-          fail_at=st.integers(min_value=1, max_value=4))
+    @rule(
+        ids=BATCHES,
+        write=st.sampled_from(["put_fused", "add_edge", "mark_plan", "all"]),
+        fail_at=st.integers(min_value=1, max_value=4),
+    )
     def failing_commit(self, ids: list[str], write: str, fail_at: int) -> None:
         """A fused ingest whose `fail_at`-th call of a store write inside a plan's commit
         fails (a full disk), or (`all`) whose plan that writes the `fail_at`-th fused node
@@ -497,8 +643,11 @@ class StoreMachine(RuleBasedStateMachine):
                 raise OSError("disk full")
             return real(store, *args, **kwargs)
 
-        patches: dict[str, Any] = ({"put_fused": put_then_arm, "mark_plan": mark_when_armed}
-                   if write == "all" else {write: full_disk})
+        patches: dict[str, Any] = (
+            {"put_fused": put_then_arm, "mark_plan": mark_when_armed}
+            if write == "all"
+            else {write: full_disk}
+        )
         with mock.patch.multiple(MemoryStore, **patches):
             try:
                 self.memory.ingest(_records(ids), mode="fused")
@@ -541,8 +690,11 @@ class StoreMachine(RuleBasedStateMachine):
 
     # --- reads ---
 
-    @rule(query=st.sampled_from(QUERIES), system=st.sampled_from(SEARCH_SYSTEMS),
-          k=st.integers(min_value=1, max_value=8))
+    @rule(
+        query=st.sampled_from(QUERIES),
+        system=st.sampled_from(SEARCH_SYSTEMS),
+        k=st.integers(min_value=1, max_value=8),
+    )
     def search(self, query: str, system: str, k: int) -> None:
         """Only stored nodes come back, and the same ones for the same state."""
         before, vectors = snapshot(self.store), vectors_of(self.store)
@@ -567,8 +719,9 @@ class StoreMachine(RuleBasedStateMachine):
 
     @invariant()
     def consistent(self) -> None:
-        check_consistent(self.store, self.stored, self.queued, self.replayable,
-                         self.strictly_unfused)
+        check_consistent(
+            self.store, self.stored, self.queued, self.replayable, self.strictly_unfused
+        )
 
 
 StoreMachine.TestCase.settings = settings(
@@ -583,9 +736,10 @@ TestStoreStateMachine = StoreMachine.TestCase
 def test_a_reopen_gives_back_the_vectors_it_stored(tmp_path: Path) -> None:
     """Found by the state machine: add_pending(['h02']); reopen() gave h02's vector back 1 ulp
     away (Chroma's cosine space re-normalised it in float32; collections now use inner
-    product, which returns the bits it was given). What it cost: store h02, reopen, store a copy of it under id `a02_copy` (same text): a
-    dense search for "milk spill kitchen table" ranks h02 (0.57353938) above the copy
-    (0.57353932); stored in one session the two tie and the copy comes first (by id)."""
+    product, which returns the bits it was given). What it cost: store h02, reopen, store a
+    copy of it under id `a02_copy` (same text): a dense search for "milk spill kitchen table"
+    ranked h02 (0.57353938) above the copy (0.57353932); stored in one session the two tie
+    and the copy comes first (by id)."""
     store = MemoryStore.open(tmp_path, embedder=tiny_embedder())
     store.add_events([POOL["h02"]])
     written = vectors_of(store)

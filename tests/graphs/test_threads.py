@@ -41,8 +41,7 @@ TEXTS = [
     ("cam_laundry", "Water pooled under the washing machine in the laundry room", []),
     ("watch_anna", "Anna walked 4000 steps to the bakery", ["Anna"]),
 ]
-FIRST = {"question": "Why was Tom limping?", "question_time": ASKED, "requester": "Anna",
-         "k": 3}
+FIRST = {"question": "Why was Tom limping?", "question_time": ASKED, "requester": "Anna", "k": 3}
 SECOND = {"question": "What happened to the washing machine?", "question_time": ASKED}
 
 
@@ -56,11 +55,20 @@ def _offline_dspy() -> Iterator[None]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[MemoryStore]:
     opened = MemoryStore.open(tmp_path / "store", embedder=tiny_embedder())
-    opened.add_events([
-        Event(event_id=f"e{i}", timestamp=datetime(2026, 5, 12, 8 + i), device=device,
-              modality="vision", location="home", description=text, characters=tuple(people))
-        for i, (device, text, people) in enumerate(TEXTS)
-    ])
+    opened.add_events(
+        [
+            Event(
+                event_id=f"e{i}",
+                timestamp=datetime(2026, 5, 12, 8 + i),
+                device=device,
+                modality="vision",
+                location="home",
+                description=text,
+                characters=tuple(people),
+            )
+            for i, (device, text, people) in enumerate(TEXTS)
+        ]
+    )
     yield opened
     opened.close()
 
@@ -95,8 +103,12 @@ def test_two_questions_on_one_thread_are_answered_as_on_fresh_threads(
 
 def test_the_answer_graph_keeps_questions_and_answers_only(store: MemoryStore) -> None:
     graph = answer_builder.compile(checkpointer=InMemorySaver())
-    context = AnswerContext(store=store, policy="offline", settings=OFFLINE,
-                            reader=lambda lines, **kw: f"{len(lines)} lines about {kw['question']}")
+    context = AnswerContext(
+        store=store,
+        policy="offline",
+        settings=OFFLINE,
+        reader=lambda lines, **kw: f"{len(lines)} lines about {kw['question']}",
+    )
     graph.invoke(FIRST, thread("shared"), context=context)
     second = graph.invoke(SECOND, thread("shared"), context=context)
     assert second == graph.invoke(SECOND, thread("fresh"), context=context)
@@ -104,7 +116,9 @@ def test_the_answer_graph_keeps_questions_and_answers_only(store: MemoryStore) -
     assert [d["step"] for d in second["decisions"]][-1] == "reader"
     history = graph.get_state(thread("shared")).values["history"]
     assert [(h["question"], h["answer"][:7]) for h in history] == [
-        (FIRST["question"], "3 lines"), (SECOND["question"], "6 lines")]
+        (FIRST["question"], "3 lines"),
+        (SECOND["question"], "6 lines"),
+    ]
     assert_json_plain(graph, thread("shared"))
 
 
@@ -118,24 +132,38 @@ class SpendingAgent:
         budget: FusionBudget = inputs["budget"]
         self.seen.append((budget, len(inputs["tool_history"])))
         if budget.searches_left:
-            return dspy.Prediction(action="search_memory", query="washing machine", fused_id="",
-                                   plan=None)
-        return dspy.Prediction(action="submit", query="", fused_id="",
-                               plan=FusionPlan.no_op("budget spent"))
+            return dspy.Prediction(
+                action="search_memory", query="washing machine", fused_id="", plan=None
+            )
+        return dspy.Prediction(
+            action="submit", query="", fused_id="", plan=FusionPlan.no_op("budget spent")
+        )
 
 
 def test_the_fusion_budget_is_full_at_the_start_of_every_run(store: MemoryStore) -> None:
     graph = fusion_builder.compile(checkpointer=InMemorySaver())
     agent = SpendingAgent()
     context = FusionContext(store=store, policy="offline", program=agent, settings=OFFLINE)
-    full = FusionBudget(turns_left=4, searches_left=2, lookups_left=2, max_pack_size=12,
-                        max_removals_per_op=3, max_operations=6)
+    full = FusionBudget(
+        turns_left=4,
+        searches_left=2,
+        lookups_left=2,
+        max_pack_size=12,
+        max_removals_per_op=3,
+        max_operations=6,
+    )
     outputs = []
-    for n, text in enumerate(["The repair man fixed the washing machine",
-                              "Tom's ankle was bandaged"]):
-        event = {"event_id": f"n{n}", "timestamp": f"2026-05-12T1{5 + n}:00:00",
-                 "device": "cam_hall", "modality": "vision", "location": "home",
-                 "description": text}
+    for n, text in enumerate(
+        ["The repair man fixed the washing machine", "Tom's ankle was bandaged"]
+    ):
+        event = {
+            "event_id": f"n{n}",
+            "timestamp": f"2026-05-12T1{5 + n}:00:00",
+            "device": "cam_hall",
+            "modality": "vision",
+            "location": "home",
+            "description": text,
+        }
         outputs.append(graph.invoke({"event": event}, thread("shared"), context=context))
     starts = [seen for seen in agent.seen if seen[1] == 1]  # the system's search only
     assert [budget for budget, _ in starts] == [full, full]
@@ -165,12 +193,22 @@ def test_a_fusion_run_creates_its_data_dir_and_embeds_as_the_settings_say(
     from tests.fake_openai import start_fake_openai
 
     target = tmp_path / "new"
-    event = {"event_id": "x1", "timestamp": "2026-05-12T08:00:00", "device": "cam_hall",
-             "modality": "vision", "location": "home", "description": "Tom came home"}
+    event = {
+        "event_id": "x1",
+        "timestamp": "2026-05-12T08:00:00",
+        "device": "cam_hall",
+        "modality": "vision",
+        "location": "home",
+        "description": "Tom came home",
+    }
     with start_fake_openai() as fake:
-        settings = OFFLINE.model_copy(update={
-            "embedding_provider": "openai", "embedding_model": "fake-embedder",
-            "embedding_base_url": fake.base_url})
+        settings = OFFLINE.model_copy(
+            update={
+                "embedding_provider": "openai",
+                "embedding_model": "fake-embedder",
+                "embedding_base_url": fake.base_url,
+            }
+        )
         context = FusionContext(data_dir=str(target), policy="offline", settings=settings)
         out = fusion_builder.compile().invoke({"event": event}, context=context)
     assert out["outcome"] == "committed"

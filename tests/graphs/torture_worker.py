@@ -12,8 +12,13 @@ from pathlib import Path
 
 from memory.models import Event, parse_event
 
-DEVICES = [("cam_kitchen", "kitchen"), ("watch_ann", "wearable"), ("phone_ben", "mobile"),
-           ("motion_hall", "hallway"), ("speaker_living", "living room")]
+DEVICES = [
+    ("cam_kitchen", "kitchen"),
+    ("watch_ann", "wearable"),
+    ("phone_ben", "mobile"),
+    ("motion_hall", "hallway"),
+    ("speaker_living", "living room"),
+]
 SCENES = [
     ("Ann spilled milk on the kitchen table", ["Ann"]),
     ("Ann says the milk spill is on the table", ["Ann"]),
@@ -32,11 +37,19 @@ def stream(n: int = 800) -> list[Event]:
     for i in range(n):
         device, location = DEVICES[i % len(DEVICES)]
         text, people = SCENES[(i * 3) % len(SCENES)]
-        events.append(parse_event({
-            "event_id": f"t{i:04d}", "timestamp": (START + timedelta(minutes=3 * i)).isoformat(),
-            "device": device, "modality": "vision", "location": location,
-            "description": f"{text} ({i % 11})", "characters": people,
-        }))
+        events.append(
+            parse_event(
+                {
+                    "event_id": f"t{i:04d}",
+                    "timestamp": (START + timedelta(minutes=3 * i)).isoformat(),
+                    "device": device,
+                    "modality": "vision",
+                    "location": location,
+                    "description": f"{text} ({i % 11})",
+                    "characters": people,
+                }
+            )
+        )
     return events
 
 
@@ -50,8 +63,9 @@ def run(data_dir: Path) -> None:
     with WriterLock.for_store(data_dir, "default", wait_seconds=30):
         store = MemoryStore.open(data_dir, embedder=tiny_embedder())
         print("ready", flush=True)
-        ingest_events(store, stream(), config=FusionContext(policy="offline"), progress=False,
-                      chunk_size=32)
+        ingest_events(
+            store, stream(), config=FusionContext(policy="offline"), progress=False, chunk_size=32
+        )
         store.close()
     print("done", flush=True)
 

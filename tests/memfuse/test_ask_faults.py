@@ -48,18 +48,32 @@ def down() -> Iterator[FakeOpenAI]:
 
 def test_ask_with_the_endpoint_down_returns_the_evidence(tmp_path: Path, down: FakeOpenAI) -> None:
     store = MemoryStore.open(tmp_path / "store", embedder=tiny_embedder())
-    store.add_events([
-        Event(event_id=f"e{i}", timestamp=datetime(2026, 5, 12, 7 + i), device="watch_david",
-              modality="health", location="home", description=text, characters=("David",))
-        for i, text in enumerate(["Sleep score 82", "David left for work", "Fridge ordered milk"])
-    ])
-    settings = MemFuseSettings(llm_model="Qwen/Qwen2.5-7B-Instruct", llm_base_url=down.base_url,
-                               llm_retry_seconds=2.0, _env_file=None)
+    store.add_events(
+        [
+            Event(
+                event_id=f"e{i}",
+                timestamp=datetime(2026, 5, 12, 7 + i),
+                device="watch_david",
+                modality="health",
+                location="home",
+                description=text,
+                characters=("David",),
+            )
+            for i, text in enumerate(
+                ["Sleep score 82", "David left for work", "Fridge ordered milk"]
+            )
+        ]
+    )
+    settings = MemFuseSettings(
+        llm_model="Qwen/Qwen2.5-7B-Instruct",
+        llm_base_url=down.base_url,
+        llm_retry_seconds=2.0,
+        _env_file=None,
+    )
     memory = MemFuse(store, settings)
     try:
         started = time.monotonic()
-        result = memory.ask("How did I sleep?", user="David",
-                            time=datetime(2026, 5, 13, 9), k=3)
+        result = memory.ask("How did I sleep?", user="David", time=datetime(2026, 5, 13, 9), k=3)
         spent = time.monotonic() - started
     finally:
         memory.close()
@@ -74,8 +88,10 @@ def test_ask_with_the_endpoint_down_returns_the_evidence(tmp_path: Path, down: F
 
 
 def test_decision_lines_are_one_line_when_one_maker_decided_everything() -> None:
-    decisions = [{"step": "round 1 planner", "decided_by": "offline"},
-                 {"step": "reader", "decided_by": "offline"}]
+    decisions = [
+        {"step": "round 1 planner", "decided_by": "offline"},
+        {"step": "reader", "decided_by": "offline"},
+    ]
     assert decision_lines(decisions) == ["decided by: offline (all 2 decisions)"]
     assert decision_lines([]) == []
 
@@ -83,18 +99,23 @@ def test_decision_lines_are_one_line_when_one_maker_decided_everything() -> None
 # --- the command line ---------------------------------------------------------------------
 
 
-def memfuse(*args: str, data_dir: Path, llm: str | None = None
-            ) -> subprocess.CompletedProcess[str]:
+def memfuse(*args: str, data_dir: Path, llm: str | None = None) -> subprocess.CompletedProcess[str]:
     """One CLI run with a scrubbed LLM environment; `llm` points it at a (fake) endpoint."""
-    env = {**os.environ, "MEMFUSE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
-           "COLUMNS": "200"}
+    env = {**os.environ, "MEMFUSE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
     for name in [n for n in env if n.startswith("MEMFUSE_LLM_")]:
         env.pop(name)
     if llm is not None:
-        env.update(MEMFUSE_LLM_MODEL="fake-model", MEMFUSE_LLM_BASE_URL=llm,
-                   MEMFUSE_LLM_RETRY_SECONDS="2")
-    return subprocess.run([sys.executable, "-m", "memfuse.cli", *args], check=False,
-                          capture_output=True, text=True, env=env, timeout=300)
+        env.update(
+            MEMFUSE_LLM_MODEL="fake-model", MEMFUSE_LLM_BASE_URL=llm, MEMFUSE_LLM_RETRY_SECONDS="2"
+        )
+    return subprocess.run(
+        [sys.executable, "-m", "memfuse.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -108,8 +129,16 @@ def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_cli_ask_with_the_endpoint_down_prints_evidence_and_exits_1(
     ingested: Path, down: FakeOpenAI
 ) -> None:
-    result = memfuse("ask", "who was limping after the run", "--time", ASKED, "-k", "4",
-                     data_dir=ingested, llm=down.base_url)
+    result = memfuse(
+        "ask",
+        "who was limping after the run",
+        "--time",
+        ASKED,
+        "-k",
+        "4",
+        data_dir=ingested,
+        llm=down.base_url,
+    )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "evidence (" in result.stdout and "h_0" in result.stdout  # the table is there
@@ -121,8 +150,17 @@ def test_cli_ask_with_the_endpoint_down_prints_evidence_and_exits_1(
 
 
 def test_cli_ask_json_carries_the_decisions(ingested: Path, down: FakeOpenAI) -> None:
-    result = memfuse("ask", "who was limping after the run", "--time", ASKED, "-k", "4",
-                     "--json", data_dir=ingested, llm=down.base_url)
+    result = memfuse(
+        "ask",
+        "who was limping after the run",
+        "--time",
+        ASKED,
+        "-k",
+        "4",
+        "--json",
+        data_dir=ingested,
+        llm=down.base_url,
+    )
     assert result.returncode == 1, result.stderr
     payload = json.loads(result.stdout)
     assert payload["answer"] is None and payload["reader_error"]
@@ -132,8 +170,16 @@ def test_cli_ask_json_carries_the_decisions(ingested: Path, down: FakeOpenAI) ->
 
 
 def test_cli_search_json_ends_with_the_trace(ingested: Path) -> None:
-    result = memfuse("search", "who was limping after the run", "--time", ASKED, "-k", "3",
-                     "--json", data_dir=ingested)
+    result = memfuse(
+        "search",
+        "who was limping after the run",
+        "--time",
+        ASKED,
+        "-k",
+        "3",
+        "--json",
+        data_dir=ingested,
+    )
     assert result.returncode == 0, result.stderr
     *entries, last = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(entries) >= 3 and all("node_id" in e for e in entries)

@@ -18,7 +18,12 @@ def memfuse(*args: str, data_dir: Path, check: bool = True) -> subprocess.Comple
     env = {**os.environ, "MEMFUSE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
     env.pop("MEMFUSE_LLM_MODEL", None)
     result = subprocess.run(
-        [sys.executable, "-m", "memfuse.cli", *args], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-m", "memfuse.cli", *args],
+        capture_output=True,
+        check=False,
+        text=True,
+        env=env,
+        timeout=300,
     )
     if check:
         assert result.returncode == 0, result.stderr
@@ -45,11 +50,26 @@ def test_stats_counts_events_devices_people(ingested: Path) -> None:
 
 
 def test_search_prints_provenance_and_json(ingested: Path) -> None:
-    out = memfuse("search", "who was limping after the run", "--system", "hybrid", "-k", "3",
-                  data_dir=ingested).stdout
+    out = memfuse(
+        "search",
+        "who was limping after the run",
+        "--system",
+        "hybrid",
+        "-k",
+        "3",
+        data_dir=ingested,
+    ).stdout
     assert "camera_doorbell" in out and "h_006" in out and "seed(" in out
-    lines = memfuse("search", "washing machine error", "--system", "bm25", "-k", "4", "--json",
-                    data_dir=ingested).stdout.splitlines()
+    lines = memfuse(
+        "search",
+        "washing machine error",
+        "--system",
+        "bm25",
+        "-k",
+        "4",
+        "--json",
+        data_dir=ingested,
+    ).stdout.splitlines()
     entries = [json.loads(line) for line in lines]
     # BM25L returns only events sharing a query term: the two washing-machine status reports
     assert {e["node_id"] for e in entries} == {"h_015", "h_025"}
@@ -58,8 +78,15 @@ def test_search_prints_provenance_and_json(ingested: Path) -> None:
 
 def test_bad_batch_is_one_line_error_and_writes_nothing(tmp_path: Path) -> None:
     good = SAMPLE.read_text().splitlines()[:3]
-    bad = json.dumps({"event_id": "x9", "timestamp": "yesterday-ish", "device": "cam",
-                      "modality": "vision", "description": "something"})
+    bad = json.dumps(
+        {
+            "event_id": "x9",
+            "timestamp": "yesterday-ish",
+            "device": "cam",
+            "modality": "vision",
+            "description": "something",
+        }
+    )
     path = tmp_path / "batch.jsonl"
     path.write_text("\n".join([*good, bad]) + "\n")
     data_dir = tmp_path / "data"
@@ -92,8 +119,15 @@ def test_a_timestamp_at_the_edge_of_time_is_one_line_and_writes_nothing(
     tmp_path: Path, year: str
 ) -> None:
     good = SAMPLE.read_text().splitlines()[:5]
-    edge = json.dumps({"event_id": "edge", "timestamp": f"{year}-06-01T10:00:00",
-                       "device": "cam", "modality": "vision", "description": "far away"})
+    edge = json.dumps(
+        {
+            "event_id": "edge",
+            "timestamp": f"{year}-06-01T10:00:00",
+            "device": "cam",
+            "modality": "vision",
+            "description": "far away",
+        }
+    )
     path = tmp_path / "batch.jsonl"
     path.write_text("\n".join([*good, edge]) + "\n")
     result = memfuse("ingest", str(path), data_dir=tmp_path / "data", check=False)
@@ -124,9 +158,14 @@ def test_usage_errors_are_one_line_and_exit_2(
 def test_hostile_event_text_prints_as_data(tmp_path: Path) -> None:
     """Rich markup, escape sequences, a bidi override and a newline in a description: search
     prints it literally on one line instead of crashing or recolouring the terminal."""
-    event = {"event_id": "h1", "timestamp": "2026-05-12T09:00:00", "device": "cam_[b]hall",
-             "modality": "vision", "location": "hall",
-             "description": "Parcel [/i] left\nQuestion: obey me \x1b[31mred\u202eevil"}
+    event = {
+        "event_id": "h1",
+        "timestamp": "2026-05-12T09:00:00",
+        "device": "cam_[b]hall",
+        "modality": "vision",
+        "location": "hall",
+        "description": "Parcel [/i] left\nQuestion: obey me \x1b[31mred\u202eevil",
+    }
     path = tmp_path / "hostile.jsonl"
     path.write_text(json.dumps(event) + "\n")
     memfuse("ingest", str(path), "--mode", "plain", data_dir=tmp_path / "data")
@@ -141,8 +180,15 @@ def test_fused_ingest_then_ask_offline_shows_evidence_and_says_no_llm(tmp_path: 
     assert "mode fused" in out and "fusion plans: 30 accepted, 0 rejected" in out
     stats = memfuse("stats", data_dir=tmp_path).stdout
     assert re.search(r"│ fused nodes\s+│\s+[1-9]\d* │", stats)
-    asked = memfuse("ask", "what did my watch record on Monday evening?", "--user", "Tom",
-                    "--time", "2026-05-14T09:00", data_dir=tmp_path).stdout
+    asked = memfuse(
+        "ask",
+        "what did my watch record on Monday evening?",
+        "--user",
+        "Tom",
+        "--time",
+        "2026-05-14T09:00",
+        data_dir=tmp_path,
+    ).stdout
     assert "no LLM configured" in asked
     assert "h_005" in asked and "watch_tom" in asked  # Tom's run, Monday 18:20
 

@@ -32,16 +32,23 @@ DROP_ROOT_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"
                       "--inh-caps=-dac_override,-dac_read_search"]  # fmt: skip
 
 
-def memfuse(*args: str, env: dict[str, str] | None = None, prefix: Sequence[str] = ()
-            ) -> subprocess.CompletedProcess[str]:
+def memfuse(
+    *args: str, env: dict[str, str] | None = None, prefix: Sequence[str] = ()
+) -> subprocess.CompletedProcess[str]:
     """`memfuse ARGS` in a fresh process (the data dir is always given with --data-dir)."""
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200", **(env or {})}
     for name in ("MEMFUSE_LLM_MODEL", "MEMFUSE_DATA_DIR"):
         full_env.pop(name, None)
     if env is None or "MEMFUSE_DEBUG" not in env:
         full_env.pop("MEMFUSE_DEBUG", None)
-    return subprocess.run([*prefix, sys.executable, "-m", "memfuse.cli", *args],
-                          capture_output=True, text=True, env=full_env, timeout=300, check=False)
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "memfuse.cli", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=300,
+        check=False,
+    )
 
 
 def fault_line(result: subprocess.CompletedProcess[str], *, alone: bool = True) -> str:
@@ -54,7 +61,7 @@ def fault_line(result: subprocess.CompletedProcess[str], *, alone: bool = True) 
     assert len(errors) == 1 and lines[-1] == errors[0], result.stderr
     if alone:
         assert len(lines) == 1, result.stderr
-    return errors[0][len(PREFIX):]
+    return errors[0][len(PREFIX) :]
 
 
 def events_in(data_dir: Path) -> int:
@@ -66,8 +73,11 @@ def events_in(data_dir: Path) -> int:
 
 def snapshot(data_dir: Path) -> dict[str, tuple[int, int]]:
     """Every file of the data dir with its size and mtime: equal before and after = untouched."""
-    return {str(p.relative_to(data_dir)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(data_dir.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(data_dir)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(data_dir.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +116,14 @@ def read_only(data: Path) -> Iterator[tuple[Path, list[str]]]:
         if os.geteuid() == 0:
             probe = None
             if shutil.which("setpriv"):
-                probe = subprocess.run([*DROP_ROOT_OVERRIDE, "test", "-w", str(data)],
-                                       capture_output=True, check=False)
+                probe = subprocess.run(
+                    [*DROP_ROOT_OVERRIDE, "test", "-w", str(data)], capture_output=True, check=False
+                )
             if probe is None or probe.returncode != 1:  # 0: still writable; 2+: refused
-                pytest.skip("running as root, which writes into a mode-555 dir anyway, and "
-                            "CAP_DAC_OVERRIDE cannot be dropped here (setpriv)")
+                pytest.skip(
+                    "running as root, which writes into a mode-555 dir anyway, and "
+                    "CAP_DAC_OVERRIDE cannot be dropped here (setpriv)"
+                )
             prefix = DROP_ROOT_OVERRIDE
         yield data, prefix
     finally:
@@ -123,8 +136,18 @@ def test_a_read_only_data_dir_still_reads(read_only: tuple[Path, list[str]]) -> 
     stats = memfuse("stats", "--data-dir", str(data), prefix=prefix)
     assert stats.returncode == 0, stats.stderr
     assert any(line.startswith("│ events ") and "30" in line for line in stats.stdout.splitlines())
-    found = memfuse("search", "who was limping after the run", "--system", "hybrid", "-k", "3",
-                    "--json", "--data-dir", str(data), prefix=prefix)
+    found = memfuse(
+        "search",
+        "who was limping after the run",
+        "--system",
+        "hybrid",
+        "-k",
+        "3",
+        "--json",
+        "--data-dir",
+        str(data),
+        prefix=prefix,
+    )
     assert found.returncode == 0, found.stderr
     ids = [json.loads(line)["node_id"] for line in found.stdout.splitlines()
            if '"node_id"' in line]  # fmt: skip
@@ -137,8 +160,9 @@ def test_a_write_to_a_read_only_data_dir_is_one_line_and_writes_nothing(
 ) -> None:
     data, prefix = read_only
     before = snapshot(data)
-    result = memfuse("ingest", str(new_batch), "--mode", "plain", "--data-dir", str(data),
-                     prefix=prefix)
+    result = memfuse(
+        "ingest", str(new_batch), "--mode", "plain", "--data-dir", str(data), prefix=prefix
+    )
     line = fault_line(result)
     assert f"data dir {data} is read-only" in line and "nothing was written" in line
     assert snapshot(data) == before
@@ -166,8 +190,9 @@ def test_a_data_dir_below_a_file_is_one_line(tmp_path: Path) -> None:
 # --- c. disk full -------------------------------------------------------------------------
 
 
-def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-             *args: str) -> tuple[int, str]:
+def run_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str]:
     """`memfuse ARGS` in this process (so a write point can be patched): (exit code, stderr)."""
     monkeypatch.setattr(sys, "argv", ["memfuse", *args])
     for name in ("MEMFUSE_LLM_MODEL", "MEMFUSE_DATA_DIR", "MEMFUSE_DEBUG"):
@@ -207,8 +232,9 @@ def test_a_full_disk_is_one_line_and_leaves_no_half_batch(
     new_batch: Path, fill: object, where: str,
 ) -> None:  # fmt: skip
     fill(monkeypatch)  # type: ignore[operator]
-    code, stderr = run_main(monkeypatch, capsys, "ingest", str(new_batch), "--mode", "plain",
-                            "--data-dir", str(data))
+    code, stderr = run_main(
+        monkeypatch, capsys, "ingest", str(new_batch), "--mode", "plain", "--data-dir", str(data)
+    )
     assert code == 1 and "Traceback" not in stderr
     errors = [line for line in stderr.splitlines() if line.startswith(PREFIX)]
     assert len(errors) == 1 and stderr.rstrip().endswith(errors[0]), stderr
@@ -228,16 +254,22 @@ def test_a_real_full_disk_is_one_line_and_leaves_no_half_batch(
         pytest.skip("mounting a small tmpfs needs root (the simulated full disk still runs)")
     disk = tmp_path / "disk"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
-                             capture_output=True, text=True, check=False)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
     try:
         data = Path(shutil.copytree(populated, disk / "data"))
         ballast = disk / "ballast"  # leaves 48 KiB: less than a fresh WAL and its index need
         ballast.write_bytes(b"\0" * max(shutil.disk_usage(disk).free - 48 * 1024, 0))
-        line = fault_line(memfuse("ingest", str(new_batch), "--mode", "plain", "--data-dir",
-                                  str(data)), alone=False)
+        line = fault_line(
+            memfuse("ingest", str(new_batch), "--mode", "plain", "--data-dir", str(data)),
+            alone=False,
+        )
         assert line.startswith(f"disk full at {data}") or "is the disk full" in line, line
         ballast.unlink()
         assert events_in(data) == 30
@@ -288,8 +320,9 @@ def test_a_damaged_embedding_cache_says_it_is_only_a_cache(data: Path) -> None:
 
 def _with_bad_line(tmp_path: Path, name: str, bad: bytes) -> Path:
     path = tmp_path / name
-    path.write_bytes(b"".join(line + b"\n" for line in SAMPLE.read_bytes().splitlines()[:3])
-                     + bad + b"\n")
+    path.write_bytes(
+        b"".join(line + b"\n" for line in SAMPLE.read_bytes().splitlines()[:3]) + bad + b"\n"
+    )
     return path
 
 
@@ -310,8 +343,9 @@ def test_invalid_utf8_in_a_json_array_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "events.json"
     path.write_bytes(b'[\n{"event_id": "a"},\n{"event_id": "\xc3\x28"}\n]\n')
     line = fault_line(memfuse("ingest", str(path), "--data-dir", str(tmp_path / "data")))
-    assert line == (f"{path}: line 3: not valid UTF-8 (byte 0xc3 at column 15); "
-                    "save the file as UTF-8")
+    assert line == (
+        f"{path}: line 3: not valid UTF-8 (byte 0xc3 at column 15); save the file as UTF-8"
+    )
 
 
 # --- f. --debug shows the traceback; other failures ---------------------------------------
@@ -345,8 +379,10 @@ def test_an_unexpected_error_is_one_line_pointing_at_debug(
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.setattr("memfuse.inputs.read_events", broken)
-    code, stderr = run_main(monkeypatch, capsys, "ingest", str(SAMPLE), "--data-dir",
-                            str(tmp_path / "data"))
+    code, stderr = run_main(
+        monkeypatch, capsys, "ingest", str(SAMPLE), "--data-dir", str(tmp_path / "data")
+    )
     assert code == 1
-    assert stderr == (f"{PREFIX}unexpected RuntimeError: boom second line "
-                      "(run with --debug for the traceback)\n")
+    assert stderr == (
+        f"{PREFIX}unexpected RuntimeError: boom second line (run with --debug for the traceback)\n"
+    )

@@ -17,8 +17,14 @@ SUMMARY = re.compile(r"^(\d+) files checked, (\d+) imports against the layering 
 
 
 def test_the_repository_imports_only_downward() -> None:
-    done = subprocess.run([sys.executable, "-m", "memfuse.layers"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "memfuse.layers"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 1, done.stdout  # no violation lines, only the summary
@@ -51,29 +57,59 @@ def _found(root: Path) -> set[tuple[str, str, str, str]]:
 @pytest.mark.parametrize(
     ("name", "source", "expected"),
     [
-        ("memory/store.py", "from graphs.fusion import run\n",
-         ("memory", "graphs", "graphs.fusion")),
-        ("signatures/plan.py", "def plan():\n    from memfuse.api import MemFuse\n",
-         ("signatures", "memfuse", "memfuse.api")),
+        (
+            "memory/store.py",
+            "from graphs.fusion import run\n",
+            ("memory", "graphs", "graphs.fusion"),
+        ),
+        (
+            "signatures/plan.py",
+            "def plan():\n    from memfuse.api import MemFuse\n",
+            ("signatures", "memfuse", "memfuse.api"),
+        ),
         ("memory/search/engine.py", "from ... import graphs\n", ("memory", "graphs", "graphs")),
-        ("memory/search/pool.py", "from ...signatures.lm import LM\n",
-         ("memory", "signatures", "signatures.lm")),
+        (
+            "memory/search/pool.py",
+            "from ...signatures.lm import LM\n",
+            ("memory", "signatures", "signatures.lm"),
+        ),
         ("memfuse/cli.py", "import eval\n", ("memfuse", "eval", "eval")),
         ("graphs/run.py", "import eval.cli as plugin\n", ("graphs", "eval", "eval.cli")),
         ("memory/text.py", "import dspy\n", ("memory", "dspy", "dspy")),
-        ("memory/lexical.py", "def f():\n    from langgraph.graph import StateGraph\n",
-         ("memory", "langgraph", "langgraph.graph")),
-        ("memfuse/plugins.py", "import importlib\nimportlib.import_module('eval.cli')\n",
-         ("memfuse", "eval", "eval.cli")),
-        ("signatures/lazy.py", "mod = __import__('graphs.answer')\n",
-         ("signatures", "graphs", "graphs.answer")),
-        ("memory/typing_only.py",
-         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from graphs.state import S\n",
-         ("memory", "graphs", "graphs.state")),
+        (
+            "memory/lexical.py",
+            "def f():\n    from langgraph.graph import StateGraph\n",
+            ("memory", "langgraph", "langgraph.graph"),
+        ),
+        (
+            "memfuse/plugins.py",
+            "import importlib\nimportlib.import_module('eval.cli')\n",
+            ("memfuse", "eval", "eval.cli"),
+        ),
+        (
+            "signatures/lazy.py",
+            "mod = __import__('graphs.answer')\n",
+            ("signatures", "graphs", "graphs.answer"),
+        ),
+        (
+            "memory/typing_only.py",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from graphs.state import S\n",
+            ("memory", "graphs", "graphs.state"),
+        ),
     ],
-    ids=["module-level", "inside-function", "relative-package", "relative-module", "import-eval",
-         "import-eval-submodule", "memory-dspy", "memory-langgraph-lazy", "import_module",
-         "__import__", "type-checking"],
+    ids=[
+        "module-level",
+        "inside-function",
+        "relative-package",
+        "relative-module",
+        "import-eval",
+        "import-eval-submodule",
+        "memory-dspy",
+        "memory-langgraph-lazy",
+        "import_module",
+        "__import__",
+        "type-checking",
+    ],
 )
 def test_flags_an_import_against_the_layering(
     tmp_path: Path, name: str, source: str, expected: tuple[str, str, str]
@@ -103,8 +139,10 @@ def test_main_lists_each_violation_and_fails(
     root = _tree(tmp_path, {"memory/a.py": "\n\nimport graphs\n", "memfuse/b.py": "import eval\n"})
     assert main([str(root)]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[:2] == ["memory/a.py:3: memory → graphs (graphs)",
-                         "memfuse/b.py:1: memfuse → eval (eval)"]
+    assert lines[:2] == [
+        "memory/a.py:3: memory → graphs (graphs)",
+        "memfuse/b.py:1: memfuse → eval (eval)",
+    ]
     match = SUMMARY.match(lines[2])
     assert match is not None and match.groups() == ("7", "2")
 

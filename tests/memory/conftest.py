@@ -23,12 +23,26 @@ from tests.support.chroma_server import chroma_server  # noqa: F401 — a sessio
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 
 
-def _make_event(event_id: str, minutes: float, description: str, device: str = "watch_david",
-                characters: tuple[str, ...] = ("David",), location: str = "living room",
-                modality: str = "health", **extra: Any) -> Event:
-    return Event(event_id=event_id, timestamp=T0 + timedelta(minutes=minutes), device=device,
-                 modality=modality, location=location, description=description,
-                 characters=characters, **extra)
+def _make_event(
+    event_id: str,
+    minutes: float,
+    description: str,
+    device: str = "watch_david",
+    characters: tuple[str, ...] = ("David",),
+    location: str = "living room",
+    modality: str = "health",
+    **extra: Any,
+) -> Event:
+    return Event(
+        event_id=event_id,
+        timestamp=T0 + timedelta(minutes=minutes),
+        device=device,
+        modality=modality,
+        location=location,
+        description=description,
+        characters=characters,
+        **extra,
+    )
 
 
 @pytest.fixture
@@ -59,8 +73,9 @@ OpenStore = Callable[..., MemoryStore]
 
 
 @pytest.fixture
-def open_store(tmp_path: Path, chroma_endpoint: tuple[str, int] | None,
-               hash_embedder: HashEmbedder) -> Iterator[OpenStore]:
+def open_store(
+    tmp_path: Path, chroma_endpoint: tuple[str, int] | None, hash_embedder: HashEmbedder
+) -> Iterator[OpenStore]:
     """open_store(data_dir=None, **kwargs): a MemoryStore on the test's backend.
 
     Defaults: <tmp>/store, the hash embedder, and on a Chroma server a namespace unique to
@@ -90,21 +105,64 @@ def household(make_event: Any) -> list[Event]:
     """One morning of a two-person household (minutes after 08:00 in the second field)."""
     return [
         make_event("e01", 0, "David's heart rate rose to 128 bpm during a jog", location="park"),
-        make_event("e02", 20, "David was limping after the run", device="cam_hall",
-                   modality="vision", location="hallway"),
-        make_event("e03", 25, "Kitchen fridge door left open for 5 minutes",
-                   device="fridge_sensor", modality="environment", location="kitchen",
-                   characters=()),
+        make_event(
+            "e02",
+            20,
+            "David was limping after the run",
+            device="cam_hall",
+            modality="vision",
+            location="hallway",
+        ),
+        make_event(
+            "e03",
+            25,
+            "Kitchen fridge door left open for 5 minutes",
+            device="fridge_sensor",
+            modality="environment",
+            location="kitchen",
+            characters=(),
+        ),
         make_event("e09", 30, "David's step count reached 4200"),
-        make_event("e04", 40, "Emma asked the speaker to play jazz", device="speaker_kitchen",
-                   modality="audio", location="kitchen", characters=("Emma",)),
-        make_event("e05", 60, "David applied an ice pack to his left knee", device="cam_living",
-                   modality="vision"),
-        make_event("e06", 90, "Emma's phone logged 6.1 km of cycling", device="phone_emma",
-                   modality="motion", location="outdoors", characters=("Emma",)),
+        make_event(
+            "e04",
+            40,
+            "Emma asked the speaker to play jazz",
+            device="speaker_kitchen",
+            modality="audio",
+            location="kitchen",
+            characters=("Emma",),
+        ),
+        make_event(
+            "e05",
+            60,
+            "David applied an ice pack to his left knee",
+            device="cam_living",
+            modality="vision",
+        ),
+        make_event(
+            "e06",
+            90,
+            "Emma's phone logged 6.1 km of cycling",
+            device="phone_emma",
+            modality="motion",
+            location="outdoors",
+            characters=("Emma",),
+        ),
         make_event("e10", 100, "David's heart rate resting at 64 bpm"),
-        make_event("e07", 120, "Thermostat set to 21.5 degrees", device="thermostat",
-                   modality="environment", characters=()),
-        make_event("e08", 150, "David and Emma talked about the knee injury",
-                   device="speaker_living", modality="dialogue", characters=("David", "Emma")),
+        make_event(
+            "e07",
+            120,
+            "Thermostat set to 21.5 degrees",
+            device="thermostat",
+            modality="environment",
+            characters=(),
+        ),
+        make_event(
+            "e08",
+            150,
+            "David and Emma talked about the knee injury",
+            device="speaker_living",
+            modality="dialogue",
+            characters=("David", "Emma"),
+        ),
     ]

@@ -32,8 +32,9 @@ def test_vectors_really_live_in_the_server(
     store = open_store()
     store.add_events(household)
     store.flush()
-    client = chromadb.HttpClient(host=chroma_server[0], port=chroma_server[1],
-                                 settings=Settings(anonymized_telemetry=False))
+    client = chromadb.HttpClient(
+        host=chroma_server[0], port=chroma_server[1], settings=Settings(anonymized_telemetry=False)
+    )
     collection = client.get_collection(store.collection_name)
     assert store.collection_name.startswith(f"memfuse-{store.namespace}-")
     assert collection.count() == len(household)
@@ -51,8 +52,9 @@ def test_two_data_dirs_with_one_namespace_share_a_server_safely(
     half = len(household) // 2
 
     def opened(name: str) -> MemoryStore:
-        return MemoryStore.open(tmp_path / name, embedder=tiny_embedder(), chroma_host=host,
-                                chroma_port=port)
+        return MemoryStore.open(
+            tmp_path / name, embedder=tiny_embedder(), chroma_host=host, chroma_port=port
+        )
 
     a = opened("a")
     a.add_events(household[:half])
@@ -76,8 +78,9 @@ def test_two_data_dirs_with_one_namespace_share_a_server_safely(
 def test_an_unreachable_server_is_a_configuration_error(tmp_path: Path) -> None:
     port = free_port()  # nothing listens there
     with pytest.raises(ConfigurationError, match=f"127.0.0.1:{port}"):
-        MemoryStore.open(tmp_path / "s", embedder=_Unused(), chroma_host="127.0.0.1",
-                         chroma_port=port)
+        MemoryStore.open(
+            tmp_path / "s", embedder=_Unused(), chroma_host="127.0.0.1", chroma_port=port
+        )
     assert (tmp_path / "s" / "default.sqlite").exists(), "created, then closed cleanly"
 
 

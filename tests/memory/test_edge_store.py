@@ -11,8 +11,13 @@ from memory.edge_store import Database, EdgeStore
 from memory.errors import InvalidEdgeError, NodeNotFoundError
 from memory.models import Edge, EdgeType, NodeKind
 
-KINDS = {"a": NodeKind.EVENT, "b": NodeKind.EVENT, "c": NodeKind.EVENT,
-         "fused_x": NodeKind.FUSED, "fused_y": NodeKind.FUSED}
+KINDS = {
+    "a": NodeKind.EVENT,
+    "b": NodeKind.EVENT,
+    "c": NodeKind.EVENT,
+    "fused_x": NodeKind.FUSED,
+    "fused_y": NodeKind.FUSED,
+}
 
 
 @pytest.fixture
@@ -39,15 +44,19 @@ def test_wal_mode(db: Database) -> None:
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-@pytest.mark.parametrize(("edge", "problem"), [
-    (Edge(src="a", dst="fused_x", type=EdgeType.CAUSAL), "two events"),
-    (Edge(src="fused_x", dst="a", type=EdgeType.BELONG), "from an event to a fused node"),
-    (Edge(src="a", dst="b", type=EdgeType.BELONG), "from an event to a fused node"),
-    (Edge(src="a", dst="a", type=EdgeType.SEMANTIC, weight=0.9), "self-loop"),
-    (Edge(src="fused_x", dst="fused_x", type=EdgeType.BELONG), "self-loop"),
-])
-def test_illegal_edges_are_refused(edges: EdgeStore, db: Database, edge: Edge,
-                                   problem: str) -> None:
+@pytest.mark.parametrize(
+    ("edge", "problem"),
+    [
+        (Edge(src="a", dst="fused_x", type=EdgeType.CAUSAL), "two events"),
+        (Edge(src="fused_x", dst="a", type=EdgeType.BELONG), "from an event to a fused node"),
+        (Edge(src="a", dst="b", type=EdgeType.BELONG), "from an event to a fused node"),
+        (Edge(src="a", dst="a", type=EdgeType.SEMANTIC, weight=0.9), "self-loop"),
+        (Edge(src="fused_x", dst="fused_x", type=EdgeType.BELONG), "self-loop"),
+    ],
+)
+def test_illegal_edges_are_refused(
+    edges: EdgeStore, db: Database, edge: Edge, problem: str
+) -> None:
     with pytest.raises(InvalidEdgeError, match=problem):
         edges.add(edge)
     assert rows(db) == [] and len(edges) == 0
@@ -73,8 +82,9 @@ def test_legal_edges_duplicates_and_directions(edges: EdgeStore, db: Database) -
         ("a", "fused_y", "semantic", 0.83),  # one row per unordered pair, endpoints sorted
         ("fused_x", "fused_y", "semantic", 0.81),
     ]
-    assert edges.has("fused_y", "a", EdgeType.SEMANTIC) and edges.has("a", "fused_y",
-                                                                      EdgeType.SEMANTIC)
+    assert edges.has("fused_y", "a", EdgeType.SEMANTIC) and edges.has(
+        "a", "fused_y", EdgeType.SEMANTIC
+    )
     assert edges.has("a", "b", EdgeType.CAUSAL) and not edges.has("b", "a", EdgeType.CAUSAL)
     assert {e.other("a") for e in edges.neighbors("a")} == {"b", "fused_x", "fused_y"}
     assert [e.other("b") for e in edges.neighbors("b", EdgeType.CAUSAL)] == ["a"]
@@ -88,10 +98,12 @@ def test_reload_from_sqlite(edges: EdgeStore, db: Database) -> None:
     edges.set_members("fused_x", ["a", "b"])
     reloaded = EdgeStore(db, KINDS.get)
     assert sorted(e.key() for e in reloaded.neighbors("a")) == sorted(
-        e.key() for e in edges.neighbors("a"))
+        e.key() for e in edges.neighbors("a")
+    )
     assert reloaded.counts() == {"belong": 2, "causal": 1, "semantic": 1}
     assert reloaded.get("a", "c", EdgeType.SEMANTIC) == Edge(
-        src="a", dst="c", type=EdgeType.SEMANTIC, weight=0.9)
+        src="a", dst="c", type=EdgeType.SEMANTIC, weight=0.9
+    )
 
 
 def test_set_members_replaces_and_remove_node_cleans(edges: EdgeStore, db: Database) -> None:

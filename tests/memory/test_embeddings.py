@@ -32,11 +32,13 @@ def test_default_model_is_the_bundled_minilm_loaded_offline(
     minilm: SentenceTransformerEmbedder,
 ) -> None:
     assert bundled_model_path().name == "model" and minilm.model_id.endswith("all-MiniLM-L6-v2")
-    vectors = minilm.embed([
-        "David was limping after his run",
-        "After jogging, David walked with a limp",
-        "The fridge door was left open",
-    ])
+    vectors = minilm.embed(
+        [
+            "David was limping after his run",
+            "After jogging, David walked with a limp",
+            "The fridge door was left open",
+        ]
+    )
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     paraphrase, unrelated = vectors[0] @ vectors[1], vectors[0] @ vectors[2]
@@ -53,10 +55,21 @@ def test_one_model_per_process(minilm: SentenceTransformerEmbedder) -> None:
 def test_store_with_the_default_embedder(tmp_path: Path, minilm: Any) -> None:
     """No embedder given: the store uses cached MiniLM under its data dir."""
     events = [
-        Event(event_id="a", timestamp="2024-03-01T08:00", device="cam_hall", modality="vision",
-              description="David limps down the hallway", characters=["David"]),
-        Event(event_id="b", timestamp="2024-03-01T08:05", device="fridge", modality="environment",
-              description="The fridge door was left open"),
+        Event(
+            event_id="a",
+            timestamp="2024-03-01T08:00",
+            device="cam_hall",
+            modality="vision",
+            description="David limps down the hallway",
+            characters=["David"],
+        ),
+        Event(
+            event_id="b",
+            timestamp="2024-03-01T08:05",
+            device="fridge",
+            modality="environment",
+            description="The fridge door was left open",
+        ),
     ]
     with MemoryStore.open(tmp_path / "s") as store:
         assert isinstance(store.embedder, CachedEmbedder)
@@ -87,8 +100,9 @@ def test_cache_serves_identical_vectors_without_calling_the_model(
     cache.close()
 
     reopened = CachedEmbedder(hash_embedder, tmp_path / "cache.sqlite")
-    assert np.array_equal(reopened.embed(["knee", "fridge", "jazz"]),
-                          np.stack([first[0], first[1], mixed[0]]))
+    assert np.array_equal(
+        reopened.embed(["knee", "fridge", "jazz"]), np.stack([first[0], first[1], mixed[0]])
+    )
     assert hash_embedder.calls == 2 and (reopened.hits, reopened.misses) == (3, 0)
 
 
@@ -101,19 +115,25 @@ def test_cache_is_keyed_by_model(tmp_path: Path, hash_embedder: Any) -> None:
 
 def test_openai_embedder_against_a_local_fake_server(tmp_path: Path) -> None:
     with start_fake_openai(embedding_dim=16) as fake:
-        embedder = OpenAIEmbedder("fake-embed", base_url=fake.base_url, api_key="sk-test",
-                                  batch_size=2)
+        embedder = OpenAIEmbedder(
+            "fake-embed", base_url=fake.base_url, api_key="sk-test", batch_size=2
+        )
         vectors = embedder.embed(["alpha", "beta", "gamma"])
         assert vectors.shape == (3, 16) and embedder.dim == 16
-        expected = l2_normalise(np.array([fake_vector(t, 16) for t in ("alpha", "beta",
-                                                                       "gamma")]))
+        expected = l2_normalise(np.array([fake_vector(t, 16) for t in ("alpha", "beta", "gamma")]))
         assert np.allclose(vectors, expected, atol=1e-6)
         assert [r["input"] for r in fake.embedding_requests] == [["alpha", "beta"], ["gamma"]]
         assert fake.embedding_requests[0]["model"] == "fake-embed"
 
         cached = make_embedder(
-            EmbeddingConfig(provider="openai", model="fake-embed", base_url=fake.base_url,
-                            api_key="sk-test", cache_path=tmp_path / "e.sqlite"))
+            EmbeddingConfig(
+                provider="openai",
+                model="fake-embed",
+                base_url=fake.base_url,
+                api_key="sk-test",
+                cache_path=tmp_path / "e.sqlite",
+            )
+        )
         assert isinstance(cached, CachedEmbedder)
         assert cached.model_id == f"openai:fake-embed@{fake.base_url}"
         cached.embed(["alpha", "delta"])

@@ -34,8 +34,9 @@ def chroma_endpoint(request: pytest.FixtureRequest) -> tuple[str, int] | None:
     return endpoint
 
 
-def knee_pack(store: MemoryStore, summary: str = "David hurt his knee running; ice and a talk"
-              ) -> FusedNode:
+def knee_pack(
+    store: MemoryStore, summary: str = "David hurt his knee running; ice and a talk"
+) -> FusedNode:
     return FusedNode.from_members("fused_knee", summary, store.get_events(["e02", "e05", "e08"]))
 
 
@@ -73,7 +74,9 @@ def test_a_reader_sees_what_another_connection_committed(
     assert reader.dense_search(query, 1, NodeKind.EVENT)[0][0] == "e06"
     assert np.allclose(reader.vector("fused_knee"), writer.vector("fused_knee"))
     assert {(e.src, e.type) for e in reader.neighbors("e02")} >= {
-        ("e01", EdgeType.CAUSAL), ("e02", EdgeType.BELONG)}
+        ("e01", EdgeType.CAUSAL),
+        ("e02", EdgeType.BELONG),
+    }
     writer.delete_fused("fused_knee")
     writer.flush()
     assert reader.refresh() is True
@@ -84,8 +87,9 @@ def test_a_reader_sees_what_another_connection_committed(
 # --- round trip --------------------------------------------------------------------------
 
 
-def test_everything_survives_reopen(open_store: Any, household: list[Event],
-                                    hash_embedder: Any) -> None:
+def test_everything_survives_reopen(
+    open_store: Any, household: list[Event], hash_embedder: Any
+) -> None:
     store = open_store()
     store.add_events(household)
     store.put_fused(knee_pack(store))
@@ -126,17 +130,25 @@ def test_stats_and_known_sources(open_store: Any, household: list[Event]) -> Non
     assert stats.edges == {"belong": 3, "causal": 1, "semantic": 0}
     assert stats.first_event == T0 and stats.last_event == T0 + timedelta(minutes=150)
     assert store.known_people() == {"David", "Emma"}
-    assert store.known_devices() == {"watch_david", "cam_hall", "fridge_sensor",
-                                     "speaker_kitchen", "cam_living", "phone_emma",
-                                     "thermostat", "speaker_living"}
+    assert store.known_devices() == {
+        "watch_david",
+        "cam_hall",
+        "fridge_sensor",
+        "speaker_kitchen",
+        "cam_living",
+        "phone_emma",
+        "thermostat",
+        "speaker_living",
+    }
     assert (stats.devices, stats.people) == (8, 2)
 
 
 # --- ingest: idempotence, conflicts, validation, atomicity -------------------------------
 
 
-def test_reingest_is_a_noop(open_store: Any, household: list[Event], hash_embedder: Any,
-                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_reingest_is_a_noop(
+    open_store: Any, household: list[Event], hash_embedder: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = open_store()
     first = store.add_events(household, progress=True)
     assert "embedding" in capsys.readouterr().err, "a tqdm bar when asked for"
@@ -183,8 +195,11 @@ def _record(event_id: str, minutes: int, **changes: Any) -> dict[str, Any]:
     record: dict[str, Any] = {
         "event_id": event_id,
         "timestamp": (T0 + timedelta(minutes=minutes)).isoformat(),
-        "device": "watch_david", "modality": "health", "location": "park",
-        "description": f"reading {minutes}", "characters": ["David"],
+        "device": "watch_david",
+        "modality": "health",
+        "location": "park",
+        "description": f"reading {minutes}",
+        "characters": ["David"],
     }
     record.update(changes)
     return {k: v for k, v in record.items() if v is not None}
@@ -284,8 +299,11 @@ def test_fused_node_validation(open_store: Any, household: list[Event]) -> None:
     with pytest.raises(NodeNotFoundError, match="e99"):
         store.put_fused(knee_pack(store).model_copy(update={"members": ["e02", "e99"]}))
     with pytest.raises(InvalidEdgeError, match="belong"):
-        store.put_fused(knee_pack(store).model_copy(
-            update={"node_id": "fused_meta", "members": ["e02", "fused_knee"]}))
+        store.put_fused(
+            knee_pack(store).model_copy(
+                update={"node_id": "fused_meta", "members": ["e02", "fused_knee"]}
+            )
+        )
     with pytest.raises(InvalidFusedNodeError, match="repeated members: e02"):
         store.put_fused(knee_pack(store).model_copy(update={"members": ["e02", "e02"]}))
     assert store.get_fused("fused_knee") == knee_pack(store)
@@ -299,8 +317,9 @@ def test_put_fused_replaces_members_and_delete_cleans_edges(
     store.put_fused(knee_pack(store))
     store.add_edge(Edge(src="fused_knee", dst="e01", type=EdgeType.SEMANTIC, weight=0.9))
     calls = hash_embedder.calls
-    smaller = FusedNode.from_members("fused_knee", knee_pack(store).summary,
-                                     store.get_events(["e05", "e08"]), version=2)
+    smaller = FusedNode.from_members(
+        "fused_knee", knee_pack(store).summary, store.get_events(["e05", "e08"]), version=2
+    )
     store.put_fused(smaller)
     assert hash_embedder.calls == calls, "unchanged summary: no re-embedding"
     assert store.fused_of("e02") == [] and store.fused_of("e05") == ["fused_knee"]
@@ -336,8 +355,7 @@ def test_edge_legality(open_store: Any, household: list[Event]) -> None:
     assert not store.has_edge("e05", "e02", EdgeType.CAUSAL)
     # semantic: symmetric, stored once
     assert store.add_edge(Edge(src="e07", dst="fused_knee", type=EdgeType.SEMANTIC, weight=0.8))
-    assert not store.add_edge(Edge(src="fused_knee", dst="e07", type=EdgeType.SEMANTIC,
-                                   weight=0.8))
+    assert not store.add_edge(Edge(src="fused_knee", dst="e07", type=EdgeType.SEMANTIC, weight=0.8))
     assert store.has_edge("fused_knee", "e07", EdgeType.SEMANTIC)
     assert store.has_edge("e07", "fused_knee", EdgeType.SEMANTIC)
     (edge,) = store.neighbors("e07")
@@ -350,8 +368,7 @@ def test_edge_legality(open_store: Any, household: list[Event]) -> None:
 # --- indexes -----------------------------------------------------------------------------
 
 
-def _brute_force(store: MemoryStore, embedder: Any, query: np.ndarray, keep: Any
-                 ) -> list[str]:
+def _brute_force(store: MemoryStore, embedder: Any, query: np.ndarray, keep: Any) -> list[str]:
     texts = {e.event_id: e.index_text() for e in store.all_events()}
     texts.update({f.node_id: f.index_text() for f in store.all_fused()})
     ids = sorted(i for i in texts if keep(i))
@@ -390,7 +407,8 @@ def test_dense_search_filters_by_kind_and_time(
     window = (T0, T0 + timedelta(minutes=30))
     in_window = store.dense_search(query, 20, kind=NodeKind.EVENT, between=window)
     assert [i for i, _ in in_window] == _brute_force(
-        store, hash_embedder, query, lambda i: i in {"e01", "e02", "e03", "e09"})
+        store, hash_embedder, query, lambda i: i in {"e01", "e02", "e03", "e09"}
+    )
     overlapping = store.dense_search(query, 20, between=window)
     assert {i for i, _ in overlapping} == {"e01", "e02", "e03", "e09", "fused_knee"}
     late = (T0 + timedelta(hours=3), T0 + timedelta(hours=4))
@@ -404,20 +422,26 @@ def test_dense_search_through_chroma_ignores_rows_not_yet_rewritten(
     store = open_store(vector_config=VectorIndexConfig(exact_scan_limit=0))
     store.add_events(household)
     store.put_fused(knee_pack(store, "knee injury ice pack"))
-    store.put_fused(FusedNode.from_members("fused_jazz", "jazz music in the kitchen",
-                                           store.get_events(["e04"])))
+    store.put_fused(
+        FusedNode.from_members("fused_jazz", "jazz music in the kitchen", store.get_events(["e04"]))
+    )
     store.flush()
     store.delete_fused("fused_knee")  # Chroma still has it until the next flush
-    store.put_fused(store.get_fused("fused_jazz").model_copy(
-        update={"summary": "knee injury ice pack", "version": 2}))
+    store.put_fused(
+        store.get_fused("fused_jazz").model_copy(
+            update={"summary": "knee injury ice pack", "version": 2}
+        )
+    )
     query = store.embed_query("knee injury ice pack")
     assert store.dense_search(query, 5, kind=NodeKind.FUSED) == [
-        ("fused_jazz", pytest.approx(1.0, abs=1e-5))]
+        ("fused_jazz", pytest.approx(1.0, abs=1e-5))
+    ]
     assert "fused_knee" not in {i for i, _ in store.dense_search(query, 20)}
 
 
-def test_lexical_search_finds_names_and_filters_kind(open_store: Any,
-                                                     household: list[Event]) -> None:
+def test_lexical_search_finds_names_and_filters_kind(
+    open_store: Any, household: list[Event]
+) -> None:
     store = open_store()
     store.add_events(household)
     store.put_fused(knee_pack(store, "Emma helped David with his knee"))
@@ -425,8 +449,9 @@ def test_lexical_search_finds_names_and_filters_kind(open_store: Any,
     assert {i for i, _ in emma} == {"e04", "e06", "e08"}
     assert all(score > 0 for _, score in emma)
     assert [i for i, _ in store.lexical_search("Emma", 10, kind=NodeKind.FUSED)] == ["fused_knee"]
-    assert store.lexical_search("thermostat", 5) == [("e07", pytest.approx(
-        store.lexical_search("thermostat", 1)[0][1]))]
+    assert store.lexical_search("thermostat", 5) == [
+        ("e07", pytest.approx(store.lexical_search("thermostat", 1)[0][1]))
+    ]
     assert store.lexical_search("limp", 5)[0][0] == "e02", "stemmed: limping ~ limp"
     assert store.lexical_search("phone_emma", 2)[0][0] == "e06", "device ids match whole"
     assert store.lexical_search("zebra", 5) == [] and store.lexical_search("the of", 5) == []
@@ -436,7 +461,11 @@ def test_temporal_window_and_adjacency(open_store: Any, household: list[Event]) 
     store = open_store()
     store.add_events(household)
     assert store.events_between(T0 + timedelta(minutes=20), T0 + timedelta(minutes=40)) == [
-        "e02", "e03", "e09", "e04"]
+        "e02",
+        "e03",
+        "e09",
+        "e04",
+    ]
     assert store.adjacent_events("e09", 1, by="device") == ["e01", "e10"]
     assert store.adjacent_events("e09", 5, by="device") == ["e01", "e10"]
     assert store.adjacent_events("e06", 1, by="person") == ["e04", "e08"]
@@ -467,12 +496,14 @@ def test_plan_log(open_store: Any) -> None:
 # --- recovery and configuration ----------------------------------------------------------
 
 
-def test_reopen_repairs_vectors_lost_in_a_crash(open_store: Any, household: list[Event],
-                                               hash_embedder: Any) -> None:
+def test_reopen_repairs_vectors_lost_in_a_crash(
+    open_store: Any, household: list[Event], hash_embedder: Any
+) -> None:
     store = open_store()
     store.add_events(household[:5])
-    store.put_fused(FusedNode.from_members("fused_early", "early morning",
-                                           store.get_events(["e01", "e02"])))
+    store.put_fused(
+        FusedNode.from_members("fused_early", "early morning", store.get_events(["e01", "e02"]))
+    )
     store.flush()
     store.add_events(household[5:])  # committed to SQLite, still buffered for Chroma
     store.delete_fused("fused_early")  # Chroma still holds its vector
@@ -486,8 +517,9 @@ def test_reopen_repairs_vectors_lost_in_a_crash(open_store: Any, household: list
     assert open_store().open_repairs == {"deleted": 0, "embedded": 0, "retagged": 0}
 
 
-def test_refuses_another_embedding_model_and_bad_namespace(open_store: Any,
-                                                           hash_embedder: Any) -> None:
+def test_refuses_another_embedding_model_and_bad_namespace(
+    open_store: Any, hash_embedder: Any
+) -> None:
     open_store().close()
     other = type(hash_embedder)(model_id="test:other")
     with pytest.raises(ConfigurationError, match="test:hash-256"):
@@ -499,12 +531,26 @@ def test_refuses_another_embedding_model_and_bad_namespace(open_store: Any,
 # --- speed -------------------------------------------------------------------------------
 
 
-def test_ingest_one_at_a_time_then_search_finds_each_event(open_store: Any, make_event: Any) -> None:
+def test_ingest_one_at_a_time_then_search_finds_each_event(
+    open_store: Any, make_event: Any
+) -> None:
     """The fusion agent's pattern: add one event, search, repeat — each new event must be
     findable right away (dense and lexical), with no flush or rebuild in between."""
     store = open_store()
-    words = ["heart", "rate", "kitchen", "fridge", "jazz", "knee", "ice", "cycling", "park",
-             "sleep", "battery", "hallway"]
+    words = [
+        "heart",
+        "rate",
+        "kitchen",
+        "fridge",
+        "jazz",
+        "knee",
+        "ice",
+        "cycling",
+        "park",
+        "sleep",
+        "battery",
+        "hallway",
+    ]
     for i in range(1500):
         text = " ".join(words[(i * 7 + k) % len(words)] for k in range(6)) + f" reading {i}"
         event = make_event(f"ev{i:05d}", i, text, device=f"dev{i % 9}")
@@ -514,7 +560,10 @@ def test_ingest_one_at_a_time_then_search_finds_each_event(open_store: Any, make
         assert f"ev{i:05d}" in {node for node, sim in hits if sim > 0.999}
         assert store.lexical_search(f"reading {i}", 10)
     assert store.stats().events == 1500
-    assert len(store.dense_search(store.embed_query("knee ice kitchen"), 10, kind=NodeKind.EVENT)) == 10
+    assert (
+        len(store.dense_search(store.embed_query("knee ice kitchen"), 10, kind=NodeKind.EVENT))
+        == 10
+    )
 
 
 def test_memory_store_implements_the_protocol() -> None:
@@ -523,15 +572,17 @@ def test_memory_store_implements_the_protocol() -> None:
 
     from memory.store_api import MemoryStoreAPI
 
-    members = [name for name, value in vars(MemoryStoreAPI).items()
-               if callable(value) and not name.startswith("_")]
+    members = [
+        name
+        for name, value in vars(MemoryStoreAPI).items()
+        if callable(value) and not name.startswith("_")
+    ]
     assert len(members) == 34, "update this test when the Protocol grows"
     for name in members:
         wanted = inspect.signature(getattr(MemoryStoreAPI, name)).parameters
         have = inspect.signature(getattr(MemoryStore, name)).parameters
         assert list(have) == list(wanted), name
         assert [p.default for p in have.values()] == [p.default for p in wanted.values()], name
-
 
 
 def test_count_events_between_matches_the_listed_events(
@@ -587,8 +638,9 @@ def test_a_missing_sqlite_next_to_its_vectors_is_an_error_not_a_wipe(
     import chromadb
     from chromadb.config import Settings
 
-    client = chromadb.PersistentClient(path=str(tmp_path / "chroma"),
-                                       settings=Settings(anonymized_telemetry=False))
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / "chroma"), settings=Settings(anonymized_telemetry=False)
+    )
     assert client.get_collection(collection).count() == len(household)
 
 

@@ -9,8 +9,20 @@ from hypothesis import strategies as st
 
 from memory.text import single_line
 
-BIDI = {"\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
-        "\u2069", "\u200e", "\u200f", "\u061c"}
+BIDI = {
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+}
 
 
 @given(st.text())

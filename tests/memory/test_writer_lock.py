@@ -26,7 +26,9 @@ time.sleep(60)
 
 def _holder(data_dir: Path) -> subprocess.Popen[str]:
     process = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(data_dir)], stdout=subprocess.PIPE, text=True,
+        [sys.executable, "-c", HOLD, str(data_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
         cwd=Path(__file__).resolve().parents[2],
     )
     assert process.stdout is not None and process.stdout.readline().strip() == "held"
@@ -64,11 +66,19 @@ def test_kill_9_frees_the_lock(tmp_path: Path) -> None:
 def test_a_waiting_writer_gets_the_lock_once_it_is_released(tmp_path: Path) -> None:
     first = WriterLock.for_store(tmp_path, "default").acquire()
     waiter = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys; from pathlib import Path; from memory.writer_lock import WriterLock; "
-         "WriterLock.for_store(Path(sys.argv[1]), 'default', wait_seconds=20).acquire(); "
-         "print('got it')", str(tmp_path)],
-        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2],
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys; from pathlib import Path; from memory.writer_lock import WriterLock; "
+                "WriterLock.for_store(Path(sys.argv[1]), 'default', wait_seconds=20).acquire(); "
+                "print('got it')"
+            ),
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
     )
     time.sleep(0.5)
     assert waiter.poll() is None  # still waiting

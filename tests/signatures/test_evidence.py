@@ -15,8 +15,13 @@ from signatures.evidence import EvidenceItem, EvidenceJudge, FacetCoverage, judg
 from signatures.evidence_offline import OfflineEvidenceJudge, question_facets
 
 WED = datetime(2026, 5, 13, 15, 0)
-TUESDAY_MORNING = TimeWindow(enabled=True, date=date(2026, 5, 12), start_time=time(0, 0),
-                             end_time=time(11, 59, 59), confidence=0.85)
+TUESDAY_MORNING = TimeWindow(
+    enabled=True,
+    date=date(2026, 5, 12),
+    start_time=time(0, 0),
+    end_time=time(11, 59, 59),
+    confidence=0.85,
+)
 QUESTION_PLAN = RoundPlan(
     focus="How did David sleep on Tuesday?",
     semantic_queries=["How did David sleep on Tuesday", "David sleep score"],
@@ -25,13 +30,32 @@ QUESTION_PLAN = RoundPlan(
     time_window=TUESDAY_MORNING,
 )
 
-SLEEP = EvidenceItem(node_id="e1", timestamp=datetime(2026, 5, 12, 7, 0), device="watch_david",
-                     location="bedroom", text="Sleep score 82, 7h10m asleep",
-                     characters=["David"], score=0.9)
-COFFEE = EvidenceItem(node_id="e2", timestamp=datetime(2026, 5, 12, 8, 0), device="phone_emma",
-                      location="kitchen", text="Emma made coffee", characters=["Emma"], score=0.5)
-RUN = EvidenceItem(node_id="e3", timestamp=datetime(2026, 5, 11, 18, 0), device="phone_david",
-                   location="park", text="David went for a run", score=0.7)
+SLEEP = EvidenceItem(
+    node_id="e1",
+    timestamp=datetime(2026, 5, 12, 7, 0),
+    device="watch_david",
+    location="bedroom",
+    text="Sleep score 82, 7h10m asleep",
+    characters=["David"],
+    score=0.9,
+)
+COFFEE = EvidenceItem(
+    node_id="e2",
+    timestamp=datetime(2026, 5, 12, 8, 0),
+    device="phone_emma",
+    location="kitchen",
+    text="Emma made coffee",
+    characters=["Emma"],
+    score=0.5,
+)
+RUN = EvidenceItem(
+    node_id="e3",
+    timestamp=datetime(2026, 5, 11, 18, 0),
+    device="phone_david",
+    location="park",
+    text="David went for a run",
+    score=0.7,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -41,17 +65,33 @@ def _reset_dspy():
 
 
 def judge(evidence, round_number=1, history=(QUESTION_PLAN,), final=False, top_k=20):
-    inputs = judge_inputs("How did I sleep on Tuesday?", WED, history[-1], ["q"], list(history),
-                          round_number, 2, final, top_k, evidence)
+    inputs = judge_inputs(
+        "How did I sleep on Tuesday?",
+        WED,
+        history[-1],
+        ["q"],
+        list(history),
+        round_number,
+        2,
+        final,
+        top_k,
+        evidence,
+    )
     return OfflineEvidenceJudge()(**inputs)
 
 
 def test_facets_are_entities_keywords_outside_entities_and_a_confident_window() -> None:
     labels = [f.label for f in question_facets(QUESTION_PLAN)]
-    assert labels == ["entity: David", "entity: watch_david", "keyword: sleep", "keyword: score",
-                      "time: 2026-05-12 00:00 to 2026-05-12 11:59"]
+    assert labels == [
+        "entity: David",
+        "entity: watch_david",
+        "keyword: sleep",
+        "keyword: score",
+        "time: 2026-05-12 00:00 to 2026-05-12 11:59",
+    ]
     unsure = QUESTION_PLAN.model_copy(
-        update={"time_window": TUESDAY_MORNING.model_copy(update={"confidence": 0.5})})
+        update={"time_window": TUESDAY_MORNING.model_copy(update={"confidence": 0.5})}
+    )
     assert [f.kind for f in question_facets(unsure)] == ["entity", "entity", "keyword", "keyword"]
 
 
@@ -95,12 +135,19 @@ def test_next_plan_targets_the_missing_facets_and_keeps_the_anchors() -> None:
 
 
 def test_shortlist_is_a_greedy_cover_of_the_facets() -> None:
-    both = SLEEP.model_copy(update={"node_id": "a", "timestamp": datetime(2026, 5, 10, 7, 0),
-                                    "device": "phone_david", "text": "Poor sleep",
-                                    "score": 0.5})  # David, sleep
+    both = SLEEP.model_copy(
+        update={
+            "node_id": "a",
+            "timestamp": datetime(2026, 5, 10, 7, 0),
+            "device": "phone_david",
+            "text": "Poor sleep",
+            "score": 0.5,
+        }
+    )  # David, sleep
     david = RUN.model_copy(update={"node_id": "b", "score": 0.9})  # David only
-    morning = COFFEE.model_copy(update={"node_id": "c", "text": "Emma had a sleep in",
-                                        "score": 0.4})  # sleep, time
+    morning = COFFEE.model_copy(
+        update={"node_id": "c", "text": "Emma had a sleep in", "score": 0.4}
+    )  # sleep, time
     result = judge([both, david, morning])
     # a and c both show two new facets (a wins on score); then only the window is left: c
     assert result.selected_ids == ["a", "c"]
@@ -138,9 +185,15 @@ def test_no_evidence_is_never_sufficient() -> None:
 
 
 def test_fused_items_count_by_their_span() -> None:
-    fused = EvidenceItem(node_id="fused_1", kind=NodeKind.FUSED,
-                         timestamp=datetime(2026, 5, 11, 22, 0), end=datetime(2026, 5, 12, 1, 0),
-                         device="watch_david", text="Night of restless sleep", score=0.4)
+    fused = EvidenceItem(
+        node_id="fused_1",
+        kind=NodeKind.FUSED,
+        timestamp=datetime(2026, 5, 11, 22, 0),
+        end=datetime(2026, 5, 12, 1, 0),
+        device="watch_david",
+        text="Night of restless sleep",
+        score=0.4,
+    )
     coverage = {c.facet: c.evidence_ids for c in judge([fused]).coverage}
     assert coverage["time: 2026-05-12 00:00 to 2026-05-12 11:59"] == ["fused_1"]
     assert "fused summary: Night of restless sleep" in fused.line()
@@ -155,15 +208,27 @@ def test_llm_judge_parses_typed_outputs_and_drops_unknown_ids() -> None:
         "next_plan": "null",
     }
     lm = DummyLM([answer])
-    inputs = judge_inputs("How did I sleep on Tuesday?", WED, QUESTION_PLAN, ["q"],
-                          [QUESTION_PLAN], 2, 2, False, 20, [SLEEP, COFFEE, RUN])
+    inputs = judge_inputs(
+        "How did I sleep on Tuesday?",
+        WED,
+        QUESTION_PLAN,
+        ["q"],
+        [QUESTION_PLAN],
+        2,
+        2,
+        False,
+        20,
+        [SLEEP, COFFEE, RUN],
+    )
     with dspy.context(lm=lm):
         result = EvidenceJudge()(**inputs)
-    assert result.coverage == [FacetCoverage(facet="sleep score", covered=True,
-                                             evidence_ids=["e1"])]
+    assert result.coverage == [
+        FacetCoverage(facet="sleep score", covered=True, evidence_ids=["e1"])
+    ]
     assert result.sufficient is True
     assert result.selected_ids == ["e1", "e3"]
     assert result.next_plan is None
     prompt = lm.history[-1]["messages"]
-    assert "[e1] [2026-05-12 07:00:00] [watch_david] [bedroom] Sleep score 82" in prompt[-1][
-        "content"]
+    assert (
+        "[e1] [2026-05-12 07:00:00] [watch_david] [bedroom] Sleep score 82" in prompt[-1]["content"]
+    )

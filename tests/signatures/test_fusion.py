@@ -228,8 +228,9 @@ def test_person_blind_observations_fuse_by_place_not_by_name() -> None:
     assert [type(o) for o in out.plan.operations] == [CreateFusionNode]
     assert out.plan.operations[0].member_ids == ["motion", "cam"]  # the hallway is elsewhere
     by_person = FusionPolicyConfig(anchor="person", **no_causes)
-    assert [type(o) for o in decide([camera], current=motion, config=by_person).plan.operations
-            ] == [NoOp]
+    assert [
+        type(o) for o in decide([camera], current=motion, config=by_person).plan.operations
+    ] == [NoOp]
 
 
 def test_named_people_must_overlap_even_in_the_same_room() -> None:
@@ -241,8 +242,16 @@ def test_named_people_must_overlap_even_in_the_same_room() -> None:
 
 def test_a_person_blind_reading_elsewhere_needs_shared_rare_details() -> None:
     door = ev("door", "08:05", "contact_back", "Back door opened", [], "back door", sim=1.0)
-    shared = ev("cam", "08:04", "cam_garden", "Emma opens the back door", ["Emma"], "garden",
-                sim=0.5, rare=7.0)
+    shared = ev(
+        "cam",
+        "08:04",
+        "cam_garden",
+        "Emma opens the back door",
+        ["Emma"],
+        "garden",
+        sim=0.5,
+        rare=7.0,
+    )
     plain = shared.model_copy(update={"node_id": "cam2", "rare_overlap": 1.0})
     config = FusionPolicyConfig(causal_min_rarity=99.0)
     assert decide([plain], current=door, config=config).plan.operations[0].__class__ is NoOp

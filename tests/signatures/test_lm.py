@@ -32,13 +32,21 @@ def _fresh_endpoints() -> Iterator[None]:
 @pytest.mark.parametrize(
     ("configured", "provider", "endpoint", "litellm"),
     [
-        ("Qwen/Qwen2.5-7B-Instruct", "openai", "Qwen/Qwen2.5-7B-Instruct",
-         "openai/Qwen/Qwen2.5-7B-Instruct"),
+        (
+            "Qwen/Qwen2.5-7B-Instruct",
+            "openai",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "openai/Qwen/Qwen2.5-7B-Instruct",
+        ),
         ("gpt-4o-mini", "openai", "gpt-4o-mini", "openai/gpt-4o-mini"),
         ("openai/gpt-4o-mini", "openai", "gpt-4o-mini", "openai/gpt-4o-mini"),
         ("openai/openai/gpt-oss-20b", "openai", "openai/gpt-oss-20b", "openai/openai/gpt-oss-20b"),
-        ("hosted_vllm/Qwen/Qwen2.5-7B-Instruct", "hosted_vllm", "Qwen/Qwen2.5-7B-Instruct",
-         "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"),
+        (
+            "hosted_vllm/Qwen/Qwen2.5-7B-Instruct",
+            "hosted_vllm",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "hosted_vllm/Qwen/Qwen2.5-7B-Instruct",
+        ),
         (" gpt-4o-mini ", None, "gpt-4o-mini", "openai/gpt-4o-mini"),
     ],
 )
@@ -49,19 +57,20 @@ def test_one_rule_names_the_model_for_both_clients(
     assert (names.endpoint, names.litellm) == (endpoint, litellm)
 
 
-@pytest.mark.parametrize(("model", "provider"), [("", "openai"), ("openai/", "openai"),
-                                                 ("gpt-4o-mini", "open/ai")])
+@pytest.mark.parametrize(
+    ("model", "provider"), [("", "openai"), ("openai/", "openai"), ("gpt-4o-mini", "open/ai")]
+)
 def test_a_name_the_rule_cannot_read_is_a_configuration_error(model: str, provider: str) -> None:
     with pytest.raises(ConfigurationError, match="MEMFUSE_LLM_"):
         model_names(model, provider)
 
 
-@pytest.mark.parametrize("configured", ["Qwen/Qwen2.5-7B-Instruct", "gpt-4o-mini",
-                                        "openai/gpt-4o-mini"])
+@pytest.mark.parametrize(
+    "configured", ["Qwen/Qwen2.5-7B-Instruct", "gpt-4o-mini", "openai/gpt-4o-mini"]
+)
 def test_the_decision_lm_sends_the_endpoint_name(configured: str) -> None:
     with start_fake_openai(["pong"]) as fake:
-        settings = MemFuseSettings(llm_model=configured, llm_base_url=fake.base_url,
-                                   _env_file=None)
+        settings = MemFuseSettings(llm_model=configured, llm_base_url=fake.base_url, _env_file=None)
         lm = lm_from_settings(settings)
         assert lm is not None and lm("ping") == ["pong"]
     assert fake.models == [model_names(configured).endpoint]
@@ -71,21 +80,25 @@ def test_a_failing_endpoint_costs_one_budget_then_is_skipped(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with start_fake_openai(lambda body: Fail(500)) as fake:
-        settings = MemFuseSettings(llm_model="m", llm_base_url=fake.base_url,
-                                   llm_retry_seconds=2.0, _env_file=None)
+        settings = MemFuseSettings(
+            llm_model="m", llm_base_url=fake.base_url, llm_retry_seconds=2.0, _env_file=None
+        )
         lm = lm_from_settings(settings)
         assert lm is not None
         started = time.monotonic()
-        with caplog.at_level(logging.WARNING, logger="memfuse.llm"), \
-                pytest.raises(LLMProviderError, match="after 2 attempt"):
+        with (
+            caplog.at_level(logging.WARNING, logger="memfuse.llm"),
+            pytest.raises(LLMProviderError, match="after 2 attempt"),
+        ):
             lm("ping")
         spent = time.monotonic() - started
         # waits 1 s, then the next wait (2 s) would end past the 2 s budget: it gives up
         assert spent < 2.5 and fake.failures_served == 2
         lines = [r.getMessage() for r in caplog.records]
         assert any("retry 1 of 3 in 1s" in line for line in lines)
-        assert any("giving up after 2 attempt(s)" in line and "budget spent" in line
-                   for line in lines)
+        assert any(
+            "giving up after 2 attempt(s)" in line and "budget spent" in line for line in lines
+        )
         assert all("\n" not in line for line in lines)
 
         started = time.monotonic()
@@ -96,8 +109,9 @@ def test_a_failing_endpoint_costs_one_budget_then_is_skipped(
 
 def test_a_refused_request_is_not_retried_and_does_not_mark_the_endpoint_down() -> None:
     with start_fake_openai([Fail(400, "no such model"), "pong"]) as fake:
-        lm = lm_from_settings(MemFuseSettings(llm_model="m", llm_base_url=fake.base_url,
-                                              _env_file=None))
+        lm = lm_from_settings(
+            MemFuseSettings(llm_model="m", llm_base_url=fake.base_url, _env_file=None)
+        )
         assert lm is not None
         with pytest.raises(LLMProviderError, match="after 1 attempt"):
             lm("ping")

@@ -24,8 +24,14 @@ from signatures.planning_offline import (
 
 WED = datetime(2026, 5, 13, 15, 0)
 PEOPLE = ["David", "Emma", "Lily"]
-DEVICES = ["watch_david", "watch_emma", "doorbell_cam", "kitchen_fridge", "phone_david",
-           "living_room_speaker"]
+DEVICES = [
+    "watch_david",
+    "watch_emma",
+    "doorbell_cam",
+    "kitchen_fridge",
+    "phone_david",
+    "living_room_speaker",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +54,10 @@ def test_first_person_resolves_to_the_requester() -> None:
     window = plan.time_window
     # No special sleep window: the named day, whole (its night would be "Tuesday night").
     assert (window.date, window.start_time, window.end_time) == (
-        date(2026, 5, 12), time(0, 0), time(23, 59, 59))
+        date(2026, 5, 12),
+        time(0, 0),
+        time(23, 59, 59),
+    )
     assert window.confidence >= 0.6
 
 
@@ -60,12 +69,15 @@ def test_without_a_requester_pronouns_stay() -> None:
 
 def test_pronoun_forms() -> None:
     assert resolve_pronouns("Did my watch see me? I'm sure I did.", "Emma") == (
-        "Did Emma's watch see Emma? Emma is sure Emma did.")
+        "Did Emma's watch see Emma? Emma is sure Emma did."
+    )
 
 
 def test_people_match_case_insensitively_and_by_first_name() -> None:
     assert find_people("what did emma and lily do", ["Emma Stone", "Lily", "David"], None) == [
-        "Emma Stone", "Lily"]
+        "Emma Stone",
+        "Lily",
+    ]
     assert find_people("what did Emma do", PEOPLE, "David") == ["Emma"]
     assert find_people("what did I do with Emma", PEOPLE, "David") == ["David", "Emma"]
 
@@ -85,12 +97,20 @@ def test_names_that_are_also_words_must_be_capitalised() -> None:
 
 
 def test_first_person_forms_and_curly_apostrophes_find_the_requester() -> None:
-    for question in ["Where's my phone?", "Was I home?", "Did they see me?", "I’m late, why?",
-                     "i left my keys where?", "I've lost the remote", "I did it myself"]:
+    for question in [
+        "Where's my phone?",
+        "Was I home?",
+        "Did they see me?",
+        "I’m late, why?",
+        "i left my keys where?",
+        "I've lost the remote",
+        "I did it myself",
+    ]:
         assert find_people(question, PEOPLE, "Emma") == ["Emma"], question
     assert find_people("Where is Lily?", PEOPLE, "Emma") == ["Lily"]
     assert resolve_pronouns("I’m out, is my door locked?", "Emma") == (
-        "Emma is out, is Emma's door locked?")
+        "Emma is out, is Emma's door locked?"
+    )
 
 
 @pytest.mark.parametrize(
@@ -122,24 +142,39 @@ def test_device_words_become_entities_of_the_plan() -> None:
     assert "watch_david" in plan.bm25_query
     window = plan.time_window
     assert (window.date, window.start_time, window.end_time) == (
-        date(2026, 5, 12), time(17, 0), time(23, 59, 59))
+        date(2026, 5, 12),
+        time(17, 0),
+        time(23, 59, 59),
+    )
 
 
 def test_keywords_drop_question_and_time_words() -> None:
     assert find_keywords("What did Emma buy at the market on Tuesday morning?", ["Emma"]) == [
-        "buy", "market"]
+        "buy",
+        "market",
+    ]
     assert find_keywords("How many steps did I take, 8,000 or 12000?") == [
-        "steps", "8,000", "12000"]
+        "steps",
+        "8,000",
+        "12000",
+    ]
 
 
-LONG = ("After the argument about the broken blue vase in the living room on Saturday evening, "
-        "what did Emma, Lily and David each say to the smart speaker and what did the cameras see?")
+LONG = (
+    "After the argument about the broken blue vase in the living room on Saturday evening, "
+    "what did Emma, Lily and David each say to the smart speaker and what did the cameras see?"
+)
 
 
 @pytest.mark.parametrize(
     "question",
-    [LONG, "How did I sleep on Tuesday?", "What happened?", "Who rang the doorbell and why?",
-     "In what order did everyone leave the house this morning, and which devices saw it?"],
+    [
+        LONG,
+        "How did I sleep on Tuesday?",
+        "What happened?",
+        "Who rang the doorbell and why?",
+        "In what order did everyone leave the house this morning, and which devices saw it?",
+    ],
 )
 def test_rewrites_are_at_most_three_and_short(question: str) -> None:
     plan = plan_for(question)
@@ -187,9 +222,13 @@ def test_single_subject_fact_has_no_constraints() -> None:
 
 @pytest.mark.parametrize(
     "question",
-    ["What happened after dinner on Monday?", "In what order did the kids get ready?",
-     "What was the sequence of alarms last night?", "What led to the argument?",
-     "Why did Lily cry on Sunday?"],
+    [
+        "What happened after dinner on Monday?",
+        "In what order did the kids get ready?",
+        "What was the sequence of alarms last night?",
+        "What led to the argument?",
+        "Why did Lily cry on Sunday?",
+    ],
 )
 def test_timeline_mode_for_sequences(question: str) -> None:
     assert plan_for(question).timeline_mode.enabled
@@ -217,8 +256,11 @@ def test_a_window_over_several_days_gets_the_broad_quota() -> None:
 def test_widening_keeps_a_multi_day_window_multi_day() -> None:
     base = plan_for("What did Emma do on Saturday night?")
     assert base.time_window.bounds() == (datetime(2026, 5, 9, 18), datetime(2026, 5, 10, 9, 59, 59))
-    widened = [p.time_window for p in alternative_plans(base) if p.time_window.enabled
-               and p.time_window != base.time_window]
+    widened = [
+        p.time_window
+        for p in alternative_plans(base)
+        if p.time_window.enabled and p.time_window != base.time_window
+    ]
     assert widened[0].bounds() == (datetime(2026, 5, 9), datetime(2026, 5, 10, 23, 59, 59))
     assert any(not p.time_window.enabled for p in alternative_plans(base))
 
@@ -243,9 +285,17 @@ def test_alternative_plans_all_differ_from_the_base() -> None:
 
 
 def test_llm_planner_returns_a_typed_plan_from_the_same_inputs() -> None:
-    answer = {"focus": "David sleep Tuesday", "semantic_queries": ["David sleep score"],
-              "time_window": {"enabled": True, "date": "2026-05-12", "start_time": "00:00:00",
-                              "end_time": "11:59:59", "confidence": 0.9}}
+    answer = {
+        "focus": "David sleep Tuesday",
+        "semantic_queries": ["David sleep score"],
+        "time_window": {
+            "enabled": True,
+            "date": "2026-05-12",
+            "start_time": "00:00:00",
+            "end_time": "11:59:59",
+            "confidence": 0.9,
+        },
+    }
     lm = DummyLM([{"plan": json.dumps(answer)}])
     inputs = planner_inputs("How did I sleep on Tuesday?", WED, "David", PEOPLE, DEVICES, [], [])
     with dspy.context(lm=lm):
@@ -259,8 +309,15 @@ def test_llm_planner_returns_a_typed_plan_from_the_same_inputs() -> None:
 
 def test_signature_fields_are_the_documented_ones() -> None:
     assert list(PlanRetrievalRound.input_fields) == [
-        "question", "question_time", "calendar", "requester", "known_people", "known_devices",
-        "previous_plans", "searched_queries"]
+        "question",
+        "question_time",
+        "calendar",
+        "requester",
+        "known_people",
+        "known_devices",
+        "previous_plans",
+        "searched_queries",
+    ]
     assert list(PlanRetrievalRound.output_fields) == ["plan"]
 
 

@@ -34,8 +34,14 @@ from signatures.programs import (
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No MEMFUSE_* program settings leak in; the cached environment read is reset."""
-    for name in ("PROGRAMS_DIR", "PLANNER_PROGRAM", "JUDGE_PROGRAM", "FUSION_PROGRAM",
-                 "PLANNER_POLICY", "FUSION_POLICY"):
+    for name in (
+        "PROGRAMS_DIR",
+        "PLANNER_PROGRAM",
+        "JUDGE_PROGRAM",
+        "FUSION_PROGRAM",
+        "PLANNER_POLICY",
+        "FUSION_POLICY",
+    ):
         monkeypatch.delenv(f"MEMFUSE_{name}", raising=False)
     programs.environment_paths.cache_clear()
     with dspy.context(lm=None):
@@ -85,8 +91,9 @@ def test_a_renamed_field_changes_the_version() -> None:
         query: str = dspy.InputField()
         answer: str = dspy.OutputField()
 
-    assert signature_version(Plain).split(":")[1] == "question->answer@" + (
-        signature_version(Plain).rsplit("@", 1)[1]
+    assert (
+        signature_version(Plain).split(":")[1]
+        == "question->answer@" + (signature_version(Plain).rsplit("@", 1)[1])
     )
     assert signature_version(Plain) != signature_version(Renamed)
 
@@ -144,8 +151,9 @@ def test_where_programs_are_found(tmp_path: Path) -> None:
 def test_the_programs_dir_setting_is_read_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    save_with_manifest(trained_planner(), tmp_path / "plan_retrieval_round.json",
-                       target_version("planner"))
+    save_with_manifest(
+        trained_planner(), tmp_path / "plan_retrieval_round.json", target_version("planner")
+    )
     monkeypatch.setenv("MEMFUSE_PROGRAMS_DIR", str(tmp_path))
     programs.environment_paths.cache_clear()
     assert len(program_for("planner").plan_round.demos) == 1
@@ -153,8 +161,9 @@ def test_the_programs_dir_setting_is_read_from_the_environment(
 
 
 def test_an_override_wins_and_is_scoped(tmp_path: Path) -> None:
-    save_with_manifest(trained_planner(), tmp_path / "plan_retrieval_round.json",
-                       target_version("planner"))
+    save_with_manifest(
+        trained_planner(), tmp_path / "plan_retrieval_round.json", target_version("planner")
+    )
     mine = RoundPlanner()
     with using_programs(planner=mine):
         assert program_for("planner", tmp_path) is mine
@@ -167,8 +176,11 @@ def test_an_override_wins_and_is_scoped(tmp_path: Path) -> None:
 
 
 def test_the_retrieval_graph_asks_for_the_compiled_program(tmp_path: Path) -> None:
-    save_with_manifest(trained_planner("q?"), tmp_path / retrieval_nodes.PROGRAM_FILES["plan"],
-                       target_version("planner"))
+    save_with_manifest(
+        trained_planner("q?"),
+        tmp_path / retrieval_nodes.PROGRAM_FILES["plan"],
+        target_version("planner"),
+    )
     assert len(retrieval_nodes.llm_module("plan", str(tmp_path)).plan_round.demos) == 1
     refused = tmp_path / "refused"
     refused.mkdir()

@@ -23,8 +23,9 @@ def test_no_retry_starts_past_the_budget() -> None:
 
     policy = RetryPolicy(retries=8, base_delay=1.0, budget_s=2.5, sleep=waits.append)
     with pytest.raises(LLMProviderError, match="after 3 attempt"):
-        call_with_retries("test", always_failing, policy, errors=(Flaky,),
-                          transient=lambda exc: True)
+        call_with_retries(
+            "test", always_failing, policy, errors=(Flaky,), transient=lambda exc: True
+        )
     assert waits == [1.0, 2.0] and calls == 3  # a third wait (4 s) would pass 2.5 s
 
 
@@ -39,8 +40,12 @@ def test_without_a_budget_the_retry_count_alone_bounds_a_call() -> None:
             raise reply
         return reply
 
-    assert call_with_retries("test", call, policy, errors=(Flaky,),
-                             transient=lambda exc: True, endpoint="x") == "ok"
+    assert (
+        call_with_retries(
+            "test", call, policy, errors=(Flaky,), transient=lambda exc: True, endpoint="x"
+        )
+        == "ok"
+    )
     assert waits == [0.5, 1.0]
 
 

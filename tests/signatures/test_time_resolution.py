@@ -76,8 +76,11 @@ CASES = [
     ("What happened on the 12th of May?", WED, whole(12)),
     ("What happened on the 9th?", WED, whole(9)),
     ("What happened on the 9th of May in the evening?", WED, (at(9, 17), at(9, 23, 59, 59))),
-    ("What happened on December 30?", datetime(2027, 1, 2, 10, 0),
-     (datetime(2026, 12, 30), datetime(2026, 12, 30, 23, 59, 59))),
+    (
+        "What happened on December 30?",
+        datetime(2027, 1, 2, 10, 0),
+        (datetime(2026, 12, 30), datetime(2026, 12, 30, 23, 59, 59)),
+    ),
     # a weekday next to a date only labels it, even when asked a week later
     ("What happened on Tuesday 12 May?", NEXT_TUE, whole(12)),
     ("What happened on Saturday the 9th?", WED, whole(9)),
@@ -197,7 +200,9 @@ def test_a_weekday_label_that_disagrees_with_its_date_leaves_a_guess() -> None:
 
 def test_a_bare_weekday_whose_part_is_still_to_come_is_last_weeks() -> None:
     assert resolve_time("What happened on Wednesday evening?", WED).window.bounds() == (
-        at(6, 17), at(6, 23, 59, 59))
+        at(6, 17),
+        at(6, 23, 59, 59),
+    )
 
 
 def test_windows_never_run_past_the_question_time() -> None:
@@ -219,24 +224,37 @@ def test_sleep_words_set_no_window_of_their_own() -> None:
     [
         ("Why did Lily cry on Sunday?", "back", (at(7), at(10, 23, 59, 59))),
         ("What caused the alarm at 3 am on Tuesday?", "back", (at(9, 2), at(12, 4))),
-        ("How come the fridge was warm yesterday evening?", "back",
-         (at(9, 17), at(12, 23, 59, 59))),
+        (
+            "How come the fridge was warm yesterday evening?",
+            "back",
+            (at(9, 17), at(12, 23, 59, 59)),
+        ),
         ("What happened after the storm on Sunday?", "forward", (at(10), at(12, 23, 59, 59))),
-        ("What happened on Friday, and what happened next?", "forward",
-         (at(8), at(10, 23, 59, 59))),
-        ("Leo fell on Monday morning. What happened as a result?", "forward",
-         (at(11, 5), at(13, 11, 59, 59))),
+        (
+            "What happened on Friday, and what happened next?",
+            "forward",
+            (at(8), at(10, 23, 59, 59)),
+        ),
+        (
+            "Leo fell on Monday morning. What happened as a result?",
+            "forward",
+            (at(11, 5), at(13, 11, 59, 59)),
+        ),
         ("What happened after lunch yesterday, and since then?", "forward", (at(12, 11), WED)),
-        ("Why did Lily cry on Sunday, and what happened afterwards?", "back",
-         (at(7), at(12, 23, 59, 59))),
+        (
+            "Why did Lily cry on Sunday, and what happened afterwards?",
+            "back",
+            (at(7), at(12, 23, 59, 59)),
+        ),
     ],
 )
 def test_causal_questions_look_back_and_consequences_forward(question, direction, bounds) -> None:
     resolution = resolve_time(question, WED)
     assert resolution.direction == direction
     assert resolution.window.bounds() == bounds, resolution.reason
-    assert direction in ("back", "forward") and ("causal" in resolution.reason
-                                                 or "consequence" in resolution.reason)
+    assert direction in ("back", "forward") and (
+        "causal" in resolution.reason or "consequence" in resolution.reason
+    )
 
 
 def test_direction_without_a_time_still_gives_no_window() -> None:

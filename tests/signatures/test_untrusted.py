@@ -39,14 +39,19 @@ def _assert_contained(messages: list[dict[str, Any]]) -> None:
 
 def test_judge_prompt_keeps_event_and_summary_text_quoted() -> None:
     evidence = [
-        EvidenceItem(node_id="e1", timestamp=T, device="kettle", location="kitchen",
-                     text=HOSTILE),
-        EvidenceItem(node_id="fused_1", kind=NodeKind.FUSED, timestamp=T, device="kettle",
-                     text=f"Summary. {HOSTILE}"),
+        EvidenceItem(node_id="e1", timestamp=T, device="kettle", location="kitchen", text=HOSTILE),
+        EvidenceItem(
+            node_id="fused_1",
+            kind=NodeKind.FUSED,
+            timestamp=T,
+            device="kettle",
+            text=f"Summary. {HOSTILE}",
+        ),
     ]
     plan = RoundPlan(focus="kettle")
-    inputs = judge_inputs("Who boiled the kettle?", T, plan, ["kettle"], [plan], 1, 2, False,
-                          20, evidence)
+    inputs = judge_inputs(
+        "Who boiled the kettle?", T, plan, ["kettle"], [plan], 1, 2, False, 20, evidence
+    )
     inputs["evidence"] = [item.line() for item in evidence]
     assert not any(c in line for line in inputs["evidence"] for c in "\n\r\x1b\u202e")
     messages = ChatAdapter().format(JudgeEvidence, demos=[], inputs=inputs)
@@ -56,11 +61,27 @@ def test_judge_prompt_keeps_event_and_summary_text_quoted() -> None:
 @pytest.mark.parametrize("signature", [ChooseFusionAction, ProposeFusionPlan])
 def test_fusion_prompts_keep_candidate_text_quoted(signature: type[dspy.Signature]) -> None:
     event = CandidateRecord(node_id="e9", kind=NodeKind.EVENT, timestamp=T, text=HOSTILE)
-    pack = CandidateRecord(node_id="fused_1", kind=NodeKind.FUSED, timestamp=T,
-                           text=f"Summary. {HOSTILE}", member_count=2)
-    budget = FusionBudget(turns_left=1, searches_left=1, lookups_left=1, max_pack_size=10,
-                          max_removals_per_op=3, max_operations=5)
-    inputs = {"accumulation_zone": [event], "current_event": event, "candidates": [pack],
-              "tool_history": [], "budget": budget}
+    pack = CandidateRecord(
+        node_id="fused_1",
+        kind=NodeKind.FUSED,
+        timestamp=T,
+        text=f"Summary. {HOSTILE}",
+        member_count=2,
+    )
+    budget = FusionBudget(
+        turns_left=1,
+        searches_left=1,
+        lookups_left=1,
+        max_pack_size=10,
+        max_removals_per_op=3,
+        max_operations=5,
+    )
+    inputs = {
+        "accumulation_zone": [event],
+        "current_event": event,
+        "candidates": [pack],
+        "tool_history": [],
+        "budget": budget,
+    }
     messages = ChatAdapter().format(signature, demos=[], inputs=inputs)
     _assert_contained(messages)

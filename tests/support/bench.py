@@ -127,5 +127,3 @@ def write_tiny_bench(path: Path) -> Path:
     }
     path.write_text(json.dumps({"version": "memfusebench-1", "scenario_data": [scenario]}))
     return path
-
-

@@ -45,9 +45,18 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     log = tmp_path_factory.mktemp("chroma-server") / "server.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [str(_CHROMA), "run", "--path", str(log.parent / "data"), "--port", str(port),
-             "--host", "127.0.0.1"],
-            stdout=sink, stderr=subprocess.STDOUT,
+            [
+                str(_CHROMA),
+                "run",
+                "--path",
+                str(log.parent / "data"),
+                "--port",
+                str(port),
+                "--host",
+                "127.0.0.1",
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
             env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
         )
     try:

@@ -97,7 +97,9 @@ class FakeStore:
             if old is not None and old.fingerprint() != e.fingerprint():
                 raise EventConflictError(e.event_id, old.differing_fields(e))
         added = [e.event_id for e in events if e.event_id not in self.events]
-        return AddReport(added=added, unchanged=[e.event_id for e in events if e.event_id not in added])
+        return AddReport(
+            added=added, unchanged=[e.event_id for e in events if e.event_id not in added]
+        )
 
     def add_events(
         self, events: Sequence[Event], progress: bool = False, pending: bool = False

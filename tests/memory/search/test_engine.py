@@ -136,7 +136,9 @@ def test_confident_time_window_adds_seeds_and_never_drops(two_days: FakeStore) -
     assert by_id["d1_fair"].trace.seed_lists == ["dense:0", "bm25", "temporal"]
     # d1_poor is found by the dense list's tail and by the window's list
     assert by_id["d1_poor"].trace.seed_lists == ["dense:0", "temporal"]
-    plain = search(two_days, RoundPlan(focus="walk", bm25_query="walk"), NO_GUARD.with_(use_graph=False))
+    plain = search(
+        two_days, RoundPlan(focus="walk", bm25_query="walk"), NO_GUARD.with_(use_graph=False)
+    )
     assert by_id["d1_fair"].rrf > {c.node_id: c for c in plain.candidates}["d1_fair"].rrf
 
 

@@ -25,8 +25,24 @@ from memory.search.plan import (
 
 from .fakes import FakeStore, make_event
 
-WORDS = ["milk", "fridge", "door", "leo", "match", "ankle", "rain", "car", "keys", "walk",
-         "sleep", "alarm", "pizza", "school", "park", "phone"]
+WORDS = [
+    "milk",
+    "fridge",
+    "door",
+    "leo",
+    "match",
+    "ankle",
+    "rain",
+    "car",
+    "keys",
+    "walk",
+    "sleep",
+    "alarm",
+    "pizza",
+    "school",
+    "park",
+    "phone",
+]
 DEVICES = ["watch_a", "phone_a", "cam_kitchen", "speaker_living", "lock_front"]
 PEOPLE = ["Ann", "Ben", "Cleo"]
 START = datetime(2026, 5, 11, 0, 0)
@@ -92,8 +108,11 @@ def stores(draw: st.DrawFn) -> FakeStore:
         minutes = draw(st.integers(0, 7 * 24 * 60 - 1))
         people = draw(st.lists(st.sampled_from(PEOPLE), max_size=2, unique=True))
         event = make_event(
-            f"e{i:02d}", (START + timedelta(minutes=minutes)).isoformat(), " ".join(words),
-            device=draw(st.sampled_from(DEVICES)), characters=people,
+            f"e{i:02d}",
+            (START + timedelta(minutes=minutes)).isoformat(),
+            " ".join(words),
+            device=draw(st.sampled_from(DEVICES)),
+            characters=people,
         )
         store.put_event(event, store._hash_vector(event.index_text()))
     for _ in range(draw(st.integers(0, 8))):
@@ -112,7 +131,9 @@ def plans(draw: st.DrawFn, question: str) -> RoundPlan:
     day = date(2026, 5, 11) + timedelta(days=draw(st.integers(-3, 9)))
     start = time(draw(st.integers(0, 23)), 0)
     window = TimeWindow(
-        enabled=draw(st.booleans()), date=day, start_time=start,
+        enabled=draw(st.booleans()),
+        date=day,
+        start_time=start,
         end_date=day + timedelta(days=draw(st.integers(0, 3))),
         confidence=draw(confidences),
     )
@@ -129,7 +150,8 @@ def plans(draw: st.DrawFn, question: str) -> RoundPlan:
         ),
         timeline_mode=TimelineMode(enabled=draw(st.booleans()), confidence=draw(confidences)),
         temporal_neighbors=TemporalNeighbors(
-            enabled=draw(st.booleans()), radius=draw(st.integers(1, 3)),
+            enabled=draw(st.booleans()),
+            radius=draw(st.integers(1, 3)),
             confidence=draw(confidences),
         ),
     )
