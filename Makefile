@@ -1,27 +1,53 @@
 # MemFuse — everything a fresh machine needs, from `make demo` or `make test` alone.
-# The CPU build of PyTorch is pinned (torch==2.13.0): an unpinned torch pulls a multi-GB GPU build.
+# Every package is pinned, with its hashes, in requirements.lock (`make lock` refreshes it):
+# an install resolves nothing, so it is the same on every machine and every day, and fast.
+# The CPU build of PyTorch is pinned (torch==2.13.0+cpu): an unpinned torch pulls a multi-GB GPU build.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+UV     := $(VENV)/bin/uv
+UV_VERSION := 0.13.9
+LOCK   := requirements.lock
 STAMP  := $(VENV)/.memfuse-installed
-# Local wheel folders (this machine keeps the CPU torch wheel in /opt/wheels); harmless elsewhere.
-FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
+# Where torch's CPU build comes from: this machine keeps the wheel in /opt/wheels; elsewhere
+# uv takes it from PyTorch's CPU index (--torch-backend cpu: for the torch packages only).
+TORCH_SOURCE := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--torch-backend cpu)
+# What the lock holds besides pyproject.toml's dependencies and its `test` extra: the CPU
+# torch build, and setuptools to build the editable install without fetching anything.
+LOCK_EXTRA := 'torch==2.13.0+cpu' 'setuptools>=68'
+# The platform the lock is resolved for, whoever runs `make lock`: Linux x86_64, CPython 3.11.
+LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
+LOCK_FLAGS ?=
 DEMO_DIR ?= demo-out
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export LANGSMITH_TRACING := false
 
-.PHONY: install test torture demo lint bench perf clean
+.PHONY: install lock test torture demo lint bench perf clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# uv installs exactly the lock (sync also removes what the lock doesn't list), checking every
+# hash; then the project itself, editable, built with the locked setuptools; then checks that
+# the lock still satisfies pyproject.toml (a dependency added without `make lock` fails here).
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install $(FIND_LINKS) "torch==2.13.0"
-	$(PY) -m pip install $(FIND_LINKS) -e ".[test]"
+	$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+	$(UV) pip sync --python $(PY) --require-hashes $(TORCH_SOURCE) $(LOCK)
+	$(UV) pip install --python $(PY) --no-deps --no-build-isolation -e .
+	@$(UV) pip check --python $(PY) || { echo "requirements.lock doesn't satisfy \
+	pyproject.toml: run 'make lock' and commit requirements.lock" >&2; exit 1; }
 	touch $(STAMP)
+
+# Re-resolve the lock after a change to pyproject.toml, keeping every pin that still fits;
+# `make lock LOCK_FLAGS=--upgrade` moves every package to its newest allowed release.
+lock:
+	@test -x $(UV) || { $(PYTHON) -m venv $(VENV) && \
+		$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"; }
+	printf '%s\n' $(LOCK_EXTRA) | $(UV) pip compile pyproject.toml - --extra test \
+		$(LOCK_TARGET) $(TORCH_SOURCE) --generate-hashes --custom-compile-command "make lock" \
+		$(LOCK_FLAGS) -o $(LOCK)
 
 test: install
 	$(PY) -m pytest -q
@@ -30,8 +56,11 @@ test: install
 torture: install
 	MEMFUSE_TORTURE_KILLS=500 $(PY) -m pytest -q -s -m torture
 
+# Formatting, lint rules with the line length, strict types below the public API (pyproject.toml).
 lint: install
+	$(VENV)/bin/ruff format --check memfuse graphs signatures memory eval tests
 	$(VENV)/bin/ruff check memfuse graphs signatures memory eval tests
+	$(VENV)/bin/mypy memory signatures graphs
 
 # Synthesize one small scenario, benchmark four systems on it, show one question with provenance.
 demo: install

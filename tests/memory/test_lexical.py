@@ -5,8 +5,12 @@ from __future__ import annotations
 import inspect
 import math
 import random
+import tracemalloc
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rank_bm25 import BM25L
 
 from memory.lexical_index import BM25Params, LexicalIndex
@@ -14,27 +18,33 @@ from memory.models import NodeKind
 from memory.text import stem, tokenize
 
 
-@pytest.mark.parametrize(("text", "tokens"), [
-    ("watch_david", ["watch_david", "watch", "david"]),
-    ("Emma cycled 6.1 km.", ["emma", "cycl", "6.1", "km"]),
-    ("Alarm at 10:30 on 2024-03-01", ["alarm", "10:30", "2024-03-01"]),
-    ("David's knee", ["david", "knee"]),
-    ("It was the dog and the cat", ["dog", "cat"]),
-    ("wi-fi router", ["wi-fi", "wi", "fi", "router"]),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("watch_david", ["watch_david", "watch", "david"]),
+        ("Emma cycled 6.1 km.", ["emma", "cycl", "6.1", "km"]),
+        ("Alarm at 10:30 on 2024-03-01", ["alarm", "10:30", "2024-03-01"]),
+        ("David's knee", ["david", "knee"]),
+        ("It was the dog and the cat", ["dog", "cat"]),
+        ("wi-fi router", ["wi-fi", "wi", "fi", "router"]),
+        ("", []),
+    ],
+)
 def test_tokenize(text: str, tokens: list[str]) -> None:
     assert tokenize(text) == tokens
 
 
-@pytest.mark.parametrize(("words", "root"), [
-    (["limping", "limped", "limps", "limp"], "limp"),
-    (["batteries", "battery"], "battery"),
-    (["watches", "watch"], "watch"),
-    (["running", "runs", "run"], "run"),
-    (["stopped", "stopping", "stop"], "stop"),
-    (["living", "lives", "live"], "liv"),
-])
+@pytest.mark.parametrize(
+    ("words", "root"),
+    [
+        (["limping", "limped", "limps", "limp"], "limp"),
+        (["batteries", "battery"], "battery"),
+        (["watches", "watch"], "watch"),
+        (["running", "runs", "run"], "run"),
+        (["stopped", "stopping", "stop"], "stop"),
+        (["living", "lives", "live"], "liv"),
+    ],
+)
 def test_inflections_meet(words: list[str], root: str) -> None:
     assert {stem(w) for w in words} == {root}
 
@@ -48,7 +58,10 @@ def test_params_are_rank_bm25_defaults() -> None:
     defaults = inspect.signature(BM25L.__init__).parameters
     params = BM25Params()
     assert (params.k1, params.b, params.delta) == (
-        defaults["k1"].default, defaults["b"].default, defaults["delta"].default)
+        defaults["k1"].default,
+        defaults["b"].default,
+        defaults["delta"].default,
+    )
 
 
 CORPUS = {
@@ -67,8 +80,9 @@ def _reference(corpus: dict[str, str], query: str) -> dict[str, float]:
     return {i: float(s) for i, s in zip(ids, scores, strict=True) if s > 0}
 
 
-@pytest.mark.parametrize("query", ["David run", "park park emma", "watch_david", "knee",
-                                   "6.1 km", "zebra"])
+@pytest.mark.parametrize(
+    "query", ["David run", "park park emma", "watch_david", "knee", "6.1 km", "zebra"]
+)
 def test_scores_equal_rank_bm25(query: str) -> None:
     index = LexicalIndex()
     for node_id, text in CORPUS.items():
@@ -88,14 +102,27 @@ def test_hand_computed_single_term_score() -> None:
     avgdl, k1, b, delta = 2.0, 1.5, 0.75, 0.5
     idf = math.log(3) - math.log(1.5)
     c = 2 / (1 - b + b * 3 / avgdl)
-    assert index.scores("knee") == {"a": pytest.approx(idf * 2 * (k1 + 1) * (c + delta)
-                                                       / (k1 + c + delta))}
+    assert index.scores("knee") == {
+        "a": pytest.approx(idf * 2 * (k1 + 1) * (c + delta) / (k1 + c + delta))
+    }
 
 
 def test_incremental_updates_match_a_rebuild() -> None:
     rng = random.Random(7)
-    words = ["david", "emma", "knee", "run", "park", "fridge", "kitchen", "watch", "phone",
-             "jazz", "ice", "pack"]
+    words = [
+        "david",
+        "emma",
+        "knee",
+        "run",
+        "park",
+        "fridge",
+        "kitchen",
+        "watch",
+        "phone",
+        "jazz",
+        "ice",
+        "pack",
+    ]
     live: dict[str, str] = {}
     index = LexicalIndex()
     for step in range(300):
@@ -141,3 +168,179 @@ def test_search_ranks_filters_by_kind_and_breaks_ties_by_id() -> None:
     assert [i for i, _ in index.search("knee", 2, kind=NodeKind.EVENT)] == ["e3", "e1"]
     assert [i for i, _ in index.search("knee", 10, kind=NodeKind.FUSED)] == ["fused_k"]
     assert index.search("knee", 0) == [] and index.search("", 5) == []
+
+
+# --- random corpora and edit sequences against rank_bm25 itself ---------------------------
+
+# inflections, stopwords, device ids and numbers so that tokenize() merges, drops and splits
+_VOCAB = [
+    "david",
+    "emma",
+    "knee",
+    "knees",
+    "run",
+    "running",
+    "park",
+    "the",
+    "and",
+    "watch_david",
+    "6.1",
+    "km",
+    "fridge",
+    "ice",
+    "pack",
+    "jazz",
+    "limped",
+    "limping",
+]
+_KINDS = [NodeKind.EVENT, NodeKind.FUSED]
+_texts = st.lists(st.sampled_from(_VOCAB), max_size=8).map(" ".join)
+_ops = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "add", "add", "remove"]),
+        st.integers(0, 11),
+        _texts,
+        st.sampled_from(_KINDS),
+    ),
+    min_size=1,
+    max_size=40,
+)
+_queries = st.lists(
+    st.lists(st.sampled_from(_VOCAB + ["zebra"]), max_size=4).map(" ".join), min_size=1, max_size=4
+)
+
+
+def _reference_ranking(
+    live: dict[str, tuple[str, NodeKind]], query: str, n: int, kind: NodeKind | None
+) -> list[tuple[str, float]]:
+    """rank_bm25 over the whole live corpus, then the kind filter, then (-score, id)."""
+    if not live:
+        return []
+    ids = list(live)
+    with np.errstate(divide="ignore", invalid="ignore"):  # an all-empty corpus: avgdl 0
+        raw = BM25L([tokenize(live[i][0]) for i in ids]).get_scores(tokenize(query))
+    hits = [
+        (i, float(s))
+        for i, s in zip(ids, raw, strict=True)
+        if s > 0 and (kind is None or live[i][1] == kind)
+    ]
+    return sorted(hits, key=lambda item: (-item[1], item[0]))[:n]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=_ops, queries=_queries, n=st.integers(1, 6))
+def test_random_corpora_and_edits_equal_rank_bm25(
+    ops: list[tuple[str, int, str, NodeKind]], queries: list[str], n: int
+) -> None:
+    """Any sequence of add / re-add / remove (undo included), then every query: the same
+    scores as rank_bm25.BM25L over the live corpus (1e-9), per kind, and the same top-n."""
+    index = LexicalIndex()
+    live: dict[str, tuple[str, NodeKind]] = {}
+    undo_log: list[tuple[object, dict[str, tuple[str, NodeKind]]]] = []
+    for op, key, text, kind in ops:
+        node_id = f"n{key}"
+        undo_log.append(
+            (
+                index.remove(node_id) if op == "remove" else index.add(node_id, text, kind),
+                dict(live),
+            )
+        )
+        if op == "remove":
+            live.pop(node_id, None)
+        else:
+            live[node_id] = (text, kind)
+    # undo the last few edits, newest first, as a rolled-back transaction does
+    for undo, before in reversed(undo_log[len(undo_log) // 2 :]):
+        undo()  # type: ignore[operator]
+        live = before
+    assert len(index) == len(live)
+    for query in queries:
+        for kind in (None, *_KINDS):
+            expected = _reference_ranking(live, query, len(live), kind)
+            got = index.scores(query, kind)
+            assert got.keys() == dict(expected).keys()
+            for node_id, score in expected:
+                assert abs(got[node_id] - score) <= 1e-9 * max(1.0, abs(score))
+            top = index.search(query, n, kind)
+            assert [i for i, _ in top] == [i for i, _ in expected[:n]]
+
+
+def test_tied_scores_rank_by_id_at_the_cutoff() -> None:
+    index = LexicalIndex()
+    for node_id in ("d", "b", "e", "a", "c"):
+        index.add(node_id, "knee", NodeKind.EVENT)
+    index.add("z", "knee knee", NodeKind.EVENT)
+    assert [i for i, _ in index.search("knee", 3)] == ["z", "a", "b"]
+
+
+# --- work per query: postings of the query's tokens, not the corpus ---------------------
+
+
+def _corpus_index(n_docs: int) -> LexicalIndex:
+    """n_docs documents over a common vocabulary, plus 3 carrying the rare token "zebra"."""
+    rng = random.Random(n_docs)
+    index = LexicalIndex()
+    for i in range(n_docs):
+        words = rng.choices(["david", "emma", "knee", "park", "fridge", "ice"], k=5)
+        index.add(f"e{i:05d}", " ".join(words), NodeKind.FUSED if i % 7 == 0 else NodeKind.EVENT)
+    for i in range(3):
+        index.add(f"z{i}", "zebra david", NodeKind.EVENT)
+    return index
+
+
+def test_rare_token_query_touches_only_its_postings() -> None:
+    small, large = _corpus_index(1_000), _corpus_index(10_000)
+    for index in (small, large):
+        before = index.postings_scored
+        hits = index.search("zebra", 10)
+        assert [i for i, _ in hits] == ["z0", "z1", "z2"]
+        assert index.postings_scored - before == 3  # the same at 1k and at 10k documents
+        before = index.postings_scored
+        assert index.scores("zebra", kind=NodeKind.FUSED) == {}
+        assert index.postings_scored - before == 3  # the kind filter scans hits, not the corpus
+        before = index.postings_scored
+        index.search("unknown words only", 10)
+        assert index.postings_scored == before
+    # a common token costs its own postings, so a mixed query costs exactly the sum
+    knee_docs = len(large.scores("knee"))
+    assert 0 < knee_docs < 10_003
+    before = large.postings_scored
+    large.search("zebra knee", 5)
+    assert large.postings_scored - before == 3 + knee_docs
+    # removals shrink the postings too
+    large.remove("z1")
+    before = large.postings_scored
+    assert [i for i, _ in large.search("zebra", 10)] == ["z0", "z2"]
+    assert large.postings_scored - before == 2
+
+
+def _peak_query_bytes(index: LexicalIndex, query: str) -> int:
+    index.search(query, 10)  # warm up
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        index.search(query, 10)
+        index.scores(query, kind=NodeKind.EVENT)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_rare_token_query_allocates_nothing_corpus_sized() -> None:
+    """Independent of the counter above: a dense per-query array over 10k documents would
+    allocate at least 80 kB; the query's peak allocation must not grow with the corpus."""
+    small, large = _corpus_index(1_000), _corpus_index(10_000)
+    assert _peak_query_bytes(large, "zebra") < _peak_query_bytes(small, "zebra") + 8_000
+
+
+def test_adds_and_removes_touch_only_their_own_tokens() -> None:
+    """No rebuild per add (ingest adds one event at a time): an add appends one posting to
+    each of its tokens' lists, a remove takes one out, every other list stays as it was."""
+    index = _corpus_index(2_000)
+    before = {term: (postings, postings.n) for term, postings in index._postings.items()}
+    index.add("new", "zebra ice ice", NodeKind.EVENT)
+    for term, (postings, size) in before.items():
+        assert index._postings[term] is postings
+        assert postings.n == size + (term in {"zebra", "ice"})
+    index.remove("new")
+    assert {t: p.n for t, p in index._postings.items()} == {t: n for t, (_, n) in before.items()}
