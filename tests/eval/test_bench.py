@@ -14,8 +14,8 @@ from eval.systems import IngestMode, plain_ingest
 from graphs.llm import RetryPolicy
 from memfuse.settings import MemFuseSettings
 from memory.formats.loader import load_dataset
-from tests.fake_openai import start_fake_openai
 from tests.support.bench import LOCOMO, BagOfWordsEmbedder, write_tiny_bench
+from tests.support.fake_openai import start_fake_openai
 
 BASELINES = ["naive_rag", "bm25", "hybrid", "long_context"]
 REQUIRED = {

@@ -1,24 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from eval.fusion_metrics import fusion_stats, node_purity, storyline_episode, storyline_event
 from memory.models import Edge, EdgeType, Event, FusedNode, parse_event
 from memory.store import MemoryStore
-
-
-class ConstantEmbedder:
-    model_id = "test:constant"
-    dim = 4
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = np.zeros((len(texts), 4), dtype=np.float32)
-        rows[:, 0] = 1.0
-        return rows
+from tests.support.embedders import ConstantEmbedder
 
 
 def ev(event_id: str, minute: int, source: str, episode: str | None, story: str | None) -> Event:

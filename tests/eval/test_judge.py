@@ -9,7 +9,7 @@ import pytest
 from eval.judge import Judge, JudgeError, MalformedVerdict, judge_role, parse_verdict
 from graphs.llm import LLMProviderError, RetryPolicy
 from memfuse.settings import MemFuseSettings
-from tests.fake_openai import Fail, start_fake_openai
+from tests.support.fake_openai import Fail, start_fake_openai
 
 ITEMS = ["The dog limped on Tuesday", "The vet visit was on Friday", "Lucy paid 80 dollars"]
 

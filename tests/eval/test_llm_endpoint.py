@@ -13,8 +13,8 @@ from graphs.llm import RetryPolicy
 from graphs.reader import read_answer
 from memfuse.settings import MemFuseSettings
 from signatures.lm import make_lm
-from tests.fake_openai import start_fake_openai
 from tests.support.bench import BagOfWordsEmbedder, write_tiny_bench
+from tests.support.fake_openai import start_fake_openai
 
 
 def scripted(request: dict) -> str:

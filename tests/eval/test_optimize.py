@@ -29,8 +29,8 @@ from memory.formats.memfusebench_io import dump, validate
 from memory.store import MemoryStore
 from signatures import programs
 from signatures.programs import load_policy, load_program, target_version
-from tests.embedders import tiny_embedder
-from tests.fake_openai import start_fake_openai
+from tests.support.embedders import tiny_embedder
+from tests.support.fake_openai import start_fake_openai
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from graphs.reader import Reader, ordered_lines, reader_messages
 from memfuse.settings import MemFuseSettings
 from memory.models import NodeKind
 from memory.records import ContextEntry
-from tests.fake_openai import Fail, start_fake_openai
+from tests.support.fake_openai import Fail, start_fake_openai
 
 QUESTION = {
     "question": "Why did the dog limp?",

@@ -17,7 +17,7 @@ from graphs.answer import NO_LLM_NOTE, AnswerContext, AnswerOutput, builder, gra
 from memfuse.settings import MemFuseSettings
 from memory.models import Event
 from memory.store import MemoryStore
-from tests.embedders import tiny_embedder
+from tests.support.embedders import tiny_embedder
 
 ASKED = "2026-05-13T15:00:00"
 

@@ -8,9 +8,7 @@ words two index texts contain (an event's index text also holds its device, plac
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,33 +26,10 @@ from memory.fusion.commit import replay_pending
 from memory.fusion.ops import FusionPlan
 from memory.models import EdgeType, Event, FusedNode, NodeKind, parse_event
 from memory.store import MemoryStore
-from memory.text import tokenize
+from tests.support.embedders import KeywordEmbedder
 
 VOCAB = ["milk", "cereal", "spill", "table", "towel", "garden", "water", "plant"]
 UPDATED = "David spilled milk on the table and Emma wiped it with a towel."
-
-
-class KeywordEmbedder:
-    def __init__(self, vocabulary: Sequence[str]):
-        self.index = {tokenize(w)[0]: i for i, w in enumerate(vocabulary)}
-
-    @property
-    def model_id(self) -> str:
-        return "test:keywords:" + hashlib.sha1(" ".join(self.index).encode()).hexdigest()[:12]
-
-    @property
-    def dim(self) -> int:
-        return len(self.index) + 1
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in zip(rows, texts, strict=True):
-            for token in set(tokenize(text)):
-                if token in self.index:
-                    row[self.index[token]] = 1.0
-            if not row.any():
-                row[-1] = 1.0
-        return rows / np.linalg.norm(rows, axis=1, keepdims=True).clip(min=1e-9)
 
 
 def make_event(
@@ -450,7 +425,7 @@ def test_ingest_carries_the_accumulation_window(tmp_path: Path) -> None:
 
 def test_llm_policy_over_an_openai_compatible_endpoint(store: MemoryStore) -> None:
     """No injected LM: the graph builds it from the llm_* settings (a local fake server)."""
-    from tests.fake_openai import start_fake_openai
+    from tests.support.fake_openai import start_fake_openai
 
     plan = {"operations": [{"op": "create_edge", "target_id": "e1"}], "rationale": "cause"}
     choice = "[[ ## action ## ]]\nsubmit\n\n[[ ## query ## ]]\n\n\n[[ ## fused_id ## ]]\n\n\n"

@@ -23,8 +23,8 @@ from graphs.fusion.context import FusionContext
 from graphs.fusion.ingest import ingest_events
 from memory.fusion.commit import replay_pending
 from memory.store import MemoryStore
-from tests.embedders import tiny_embedder
 from tests.graphs.torture_worker import stream
+from tests.support.embedders import tiny_embedder
 
 pytestmark = pytest.mark.torture
 KILLS = int(os.environ.get("MEMFUSE_TORTURE_KILLS", "50"))

@@ -3,7 +3,7 @@
 One server for the module, started as a user would from a folder holding a `langgraph.json`
 (the repo's graph entries, with absolute paths, and `"env": ".env"`) and a `.env` naming the
 data dir and the models. Nothing leaves 127.0.0.1: tracing, telemetry and analytics are off;
-the embedding endpoint and the LLM are the local fake OpenAI server (tests/fake_openai.py),
+the embedding endpoint and the LLM are the local fake OpenAI server (tests/support/fake_openai.py),
 which the CLI ingests (subprocesses of `memfuse`) use too. Every run on a thread goes
 through the server's checkpointer, so these runs also show what a thread keeps.
 """
@@ -29,7 +29,7 @@ import pytest
 from memory.embeddings import EmbeddingConfig
 from memory.models import EdgeType
 from memory.store import MemoryStore
-from tests.fake_openai import FakeOpenAI, start_fake_openai
+from tests.support.fake_openai import FakeOpenAI, start_fake_openai
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -1,7 +1,7 @@
 """LLM faults on the graphs: a failing or babbling LLM never costs the evidence, never hides
 who decided, and never spends more than its retry budget.
 
-The endpoint is the local fake OpenAI server (tests/fake_openai.py) or DSPy's DummyLM;
+The endpoint is the local fake OpenAI server (tests/support/fake_openai.py) or DSPy's DummyLM;
 the store is a real MemoryStore with the tiny hashed embedder. Nothing leaves 127.0.0.1.
 """
 
@@ -31,8 +31,8 @@ from memory.search.plan import RoundPlan
 from memory.store import MemoryStore
 from signatures.lm import lm_from_settings, model_names
 from signatures.retry import forget_outages
-from tests.embedders import tiny_embedder
-from tests.fake_openai import Fail, start_fake_openai
+from tests.support.embedders import tiny_embedder
+from tests.support.fake_openai import Fail, start_fake_openai
 
 ASKED = datetime(2026, 5, 13, 15, 0)
 

@@ -35,7 +35,7 @@ from memory.models import Event
 from memory.records import Candidate, ExpansionTrace
 from memory.search.plan import RoundPlan
 from memory.store import MemoryStore
-from tests.embedders import tiny_embedder
+from tests.support.embedders import tiny_embedder
 
 ASKED = "2026-05-13T15:00:00"  # a Wednesday afternoon
 

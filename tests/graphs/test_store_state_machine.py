@@ -53,7 +53,7 @@ from memory.errors import EventConflictError, InvalidEventError, MemFuseError
 from memory.models import Event, FusedNode, as_events, parse_event
 from memory.store import MemoryStore
 from memory.text import tokenize
-from tests.embedders import tiny_embedder
+from tests.support.embedders import tiny_embedder
 
 # --- a small household: a few devices and people, scenes seen by several devices within
 # minutes (so the offline policy fuses some), background readings that name nobody, and two

@@ -29,7 +29,7 @@ from memory.fusion.ops import FusionPlan
 from memory.models import Event
 from memory.store import MemoryStore
 from signatures.fusion import FusionBudget
-from tests.embedders import tiny_embedder
+from tests.support.embedders import tiny_embedder
 
 ASKED = "2026-05-13T15:00:00"
 OFFLINE = MemFuseSettings(llm_model=None, _env_file=None)
@@ -190,7 +190,7 @@ def test_a_fusion_run_creates_its_data_dir_and_embeds_as_the_settings_say(
 ) -> None:
     """The store a run opens uses the MEMFUSE_EMBEDDING_* settings (here: an OpenAI-compatible
     endpoint, the local fake), and a write may create its data dir, saying so."""
-    from tests.fake_openai import start_fake_openai
+    from tests.support.fake_openai import start_fake_openai
 
     target = tmp_path / "new"
     event = {

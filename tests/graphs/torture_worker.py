@@ -58,7 +58,7 @@ def run(data_dir: Path) -> None:
     from graphs.fusion.ingest import ingest_events
     from memory.store import MemoryStore
     from memory.writer_lock import WriterLock
-    from tests.embedders import tiny_embedder
+    from tests.support.embedders import tiny_embedder
 
     with WriterLock.for_store(data_dir, "default", wait_seconds=30):
         store = MemoryStore.open(data_dir, embedder=tiny_embedder())

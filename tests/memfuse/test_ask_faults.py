@@ -1,7 +1,7 @@
 """`ask` and `search` when the LLM fails: the evidence is always shown, the reason is one line,
 the retry budget bounds the wait, and the trace says who decided.
 
-The LLM endpoint is the local fake OpenAI server (tests/fake_openai.py) answering HTTP 500;
+The LLM endpoint is the local fake OpenAI server (tests/support/fake_openai.py) answering HTTP 500;
 the CLI runs as a user would, a subprocess per command. Nothing leaves 127.0.0.1.
 """
 
@@ -23,8 +23,8 @@ from memfuse.settings import MemFuseSettings
 from memory.models import Event
 from memory.store import MemoryStore
 from signatures.retry import forget_outages
-from tests.embedders import tiny_embedder
-from tests.fake_openai import Fail, FakeOpenAI, start_fake_openai
+from tests.support.embedders import tiny_embedder
+from tests.support.fake_openai import Fail, FakeOpenAI, start_fake_openai
 
 SAMPLE = Path(__file__).resolve().parents[2] / "memfuse" / "samples" / "household.jsonl"
 ASKED = "2026-05-14T20:00:00"

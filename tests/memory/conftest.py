@@ -17,8 +17,8 @@ import pytest
 
 from memory.models import Event
 from memory.store import MemoryStore
-from tests.embedders import HashEmbedder
 from tests.support.chroma_server import chroma_server  # noqa: F401 — a session fixture
+from tests.support.embedders import HashEmbedder
 
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 

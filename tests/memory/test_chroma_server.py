@@ -46,7 +46,7 @@ def test_two_data_dirs_with_one_namespace_share_a_server_safely(
 ) -> None:
     """Opening data dir B (same namespace, same server) never touches A's vectors, and
     reopening A never touches B's: each store owns its own collection."""
-    from tests.embedders import tiny_embedder
+    from tests.support.embedders import tiny_embedder
 
     host, port = chroma_server
     half = len(household) // 2

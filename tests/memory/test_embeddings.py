@@ -20,7 +20,7 @@ from memory.embeddings import (
 from memory.errors import ConfigurationError
 from memory.models import Event, NodeKind
 from memory.store import MemoryStore
-from tests.fake_openai import fake_vector, start_fake_openai
+from tests.support.fake_openai import fake_vector, start_fake_openai
 
 
 @pytest.fixture(scope="module")

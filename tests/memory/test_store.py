@@ -623,7 +623,7 @@ def test_a_missing_sqlite_next_to_its_vectors_is_an_error_not_a_wipe(
     """Deleting default.sqlite used to make the next open silently delete every vector; now
     the open refuses, names the recovery, leaves no empty SQLite behind, and keeps the vectors."""
     from memory.errors import ConfigurationError
-    from tests.embedders import tiny_embedder
+    from tests.support.embedders import tiny_embedder
 
     store = MemoryStore.open(tmp_path, embedder=tiny_embedder())
     store.add_events(household)

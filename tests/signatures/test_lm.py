@@ -1,8 +1,8 @@
 """signatures.lm: one model-name rule, a DSPy LM under the retry budget, who decided.
 
-The DSPy LM is exercised end to end against the local fake OpenAI server (tests/fake_openai.py):
-what it sends, how long it keeps retrying a failing endpoint, and that an endpoint which just
-gave up is not called again at once. Nothing leaves 127.0.0.1.
+The DSPy LM is exercised end to end against the local fake OpenAI server
+(tests/support/fake_openai.py): what it sends, how long it keeps retrying a failing endpoint,
+and that an endpoint which just gave up is not called again at once. Nothing leaves 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from memfuse.settings import MemFuseSettings
 from memory.errors import ConfigurationError
 from signatures.lm import describe_failure, lm_from_settings, model_names, offline_fallback
 from signatures.retry import LLMProviderError, LLMUnavailableError, forget_outages
-from tests.fake_openai import Fail, start_fake_openai
+from tests.support.fake_openai import Fail, start_fake_openai
 
 
 @pytest.fixture(autouse=True)

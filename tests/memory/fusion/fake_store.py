@@ -9,7 +9,6 @@ contain — similarities a test can compute by hand.
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -21,37 +20,7 @@ from memory.errors import EventConflictError, InvalidEdgeError, NodeNotFoundErro
 from memory.models import Edge, EdgeType, Event, FusedNode, NodeKind, is_fused_id
 from memory.store_api import AddReport
 from memory.text import tokenize
-
-
-class KeywordEmbedder:
-    """One dimension per vocabulary word (matched on `tokenize` stems); a last dimension for
-    texts with none of them, so that every vector is unit length."""
-
-    def __init__(self, vocabulary: Sequence[str]):
-        self.words = [tokenize(w)[0] for w in vocabulary]
-        self.index = {w: i for i, w in enumerate(self.words)}
-
-    @property
-    def model_id(self) -> str:
-        return "test:keywords:" + hashlib.sha1(" ".join(self.words).encode()).hexdigest()[:12]
-
-    @property
-    def dim(self) -> int:
-        return len(self.words) + 1
-
-    def vector(self, text: str) -> np.ndarray:
-        vec = np.zeros(self.dim, dtype=np.float32)
-        for token in set(tokenize(text)):
-            if token in self.index:
-                vec[self.index[token]] = 1.0
-        if not vec.any():
-            vec[-1] = 1.0
-        return vec / np.linalg.norm(vec)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self.vector(t) for t in texts])
+from tests.support.embedders import KeywordEmbedder
 
 
 class FakeStore:

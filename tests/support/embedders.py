@@ -1,0 +1,96 @@
+"""Deterministic stand-ins for the embedding model, shared by the tests: nothing is loaded, so
+store and graph tests run in milliseconds and their similarities can be reasoned about by hand.
+
+`HashEmbedder`: hashed bag of tokens (texts sharing tokens are close, identical texts equal).
+`KeywordEmbedder`: one dimension per vocabulary word (cosine = |A∩B| / sqrt(|A|·|B|)).
+`ConstantEmbedder`: one vector for every text (similarity carries no signal).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from memory.text import tokenize
+
+
+class HashEmbedder:
+    """Hashed bag-of-words vectors; counts its calls and texts so tests can assert what was
+    (not) embedded. `signed` spreads tokens over ±1 (fewer accidental overlaps)."""
+
+    def __init__(self, dim: int = 256, model_id: str = "test:hash-256", signed: bool = True):
+        self._dim = dim
+        self._model_id = model_id
+        self.signed = signed
+        self.calls = 0
+        self.texts: list[str] = []
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.texts.extend(texts)
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in tokenize(text) or [text]:
+                digest = hashlib.sha256(token.encode()).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self._dim
+                out[row, bucket] += 1.0 if (digest[4] % 2 or not self.signed) else -1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+def tiny_embedder() -> HashEmbedder:
+    """The 64-dimension unsigned variant the graph tests use."""
+    return HashEmbedder(dim=64, model_id="test:tiny-hash-64", signed=False)
+
+
+class KeywordEmbedder:
+    """One dimension per vocabulary word (matched on `tokenize` stems); a last dimension for
+    texts with none of them, so that every vector is unit length."""
+
+    def __init__(self, vocabulary: Sequence[str]):
+        self.words = [tokenize(w)[0] for w in vocabulary]
+        self.index = {w: i for i, w in enumerate(self.words)}
+
+    @property
+    def model_id(self) -> str:
+        return "test:keywords:" + hashlib.sha1(" ".join(self.words).encode()).hexdigest()[:12]
+
+    @property
+    def dim(self) -> int:
+        return len(self.words) + 1
+
+    def vector(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dim, dtype=np.float32)
+        for token in set(tokenize(text)):
+            if token in self.index:
+                vec[self.index[token]] = 1.0
+        if not vec.any():
+            vec[-1] = 1.0
+        return vec / np.linalg.norm(vec)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.vector(t) for t in texts])
+
+
+class ConstantEmbedder:
+    """Every text gets the same vector: similarity carries no signal at all."""
+
+    model_id = "test:constant"
+    dim = 4
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = np.zeros((len(texts), 4), dtype=np.float32)
+        rows[:, 0] = 1.0
+        return rows
