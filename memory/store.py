@@ -372,9 +372,10 @@ class MemoryStore:
         ingest while `langgraph dev` serves the same data dir, say. Costs one PRAGMA when
         nothing changed, so every search and every retrieval run may call it first; after a
         change, events, packs and edges are re-read in one read transaction (a consistent
-        snapshot of the writer's committed state) and the vector table is re-read from
-        Chroma, with vectors the writer has not flushed yet embedded here in memory only.
-        Returns whether anything was reloaded."""
+        snapshot of the writer's committed state); the vector table keeps what it holds and
+        embeds new or changed nodes here, in memory only, through the shared embedding cache
+        (an embedded Chroma client in another process serves stale segments, so Chroma is
+        not read). Returns whether anything was reloaded."""
         version = self._db.data_version()
         if version == self._seen_version:
             return False
