@@ -76,6 +76,9 @@ class Database:
             if not read_only:
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints
+                # A forgotten event must leave no bytes behind: deleted content is zeroed
+                # (see MemoryStore.forget_events, which also truncates the WAL after).
+                self.conn.execute("PRAGMA secure_delete=ON")
         except sqlite3.Error as exc:
             if fault := storage_fault(exc, self.path):
                 raise fault from exc
@@ -145,6 +148,13 @@ class Database:
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         return self.conn.executemany(sql, rows)
+
+    def truncate_wal(self) -> None:
+        """Merge the WAL into the database and empty it, so the old page images it holds (of
+        rows deleted since) are gone from disk; best effort while readers hold it open."""
+        with self.lock:
+            if not self.read_only:
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def data_version(self) -> int:
         """SQLite's counter of commits made by *other* connections (ours do not move it)."""

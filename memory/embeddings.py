@@ -341,6 +341,36 @@ class CachedEmbedder:
                 raise fault from exc
             raise
 
+    def discard(self, texts: Sequence[str]) -> int:
+        """Drop these texts' cached vectors (a forget), zeroing the freed bytes and emptying
+        the WAL so the file no longer holds them; returns how many entries went."""
+        if self._conn is None or self.read_only or not texts:
+            return 0
+        keys = sorted({text_key(t) for t in texts})
+        removed = 0
+        with self._lock:
+            try:
+                self._conn.execute("PRAGMA secure_delete=ON")
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for start in range(0, len(keys), self._LOOKUP_CHUNK):
+                        chunk = keys[start : start + self._LOOKUP_CHUNK]
+                        marks = ",".join("?" * len(chunk))
+                        removed += self._conn.execute(
+                            f"DELETE FROM embeddings WHERE text_sha256 IN ({marks})", chunk
+                        ).rowcount
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            except sqlite3.Error as exc:
+                if fault := storage_fault(exc, self.path, CACHE_RECOVERY):
+                    raise fault from exc
+                raise
+        return removed
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()

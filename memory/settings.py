@@ -25,6 +25,16 @@ class MemFuseSettings(BaseSettings):
         default=Path(".memfuse"), description="Where stores, caches and logs live."
     )
     namespace: str = Field(default="default", description="Store namespace inside the data dir.")
+    user: str | None = Field(
+        default=None,
+        description="Who asks when a read names nobody (`--user`): reads see only the events "
+        "this person may see. Unset: every read must name a user or be an explicit admin read.",
+    )
+    visibility_policy: Path | None = Field(
+        default=None,
+        description="JSON rules deriving each new event's visibility (see memory.visibility); "
+        "unset: <data dir>/visibility.json when it exists, else the built-in defaults.",
+    )
 
     chroma_host: str | None = Field(
         default=None, description="Chroma server host; unset = embedded Chroma."

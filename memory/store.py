@@ -73,6 +73,7 @@ from memory.vector_index import (
     collection_prefix,
     release_chroma_client,
 )
+from memory.visibility import derive as derive_visibility
 
 _PLAN_STATUSES: tuple[PlanStatus, ...] = ("pending", "done", "rejected")
 _NAMESPACE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?")
@@ -98,6 +99,13 @@ _SCHEMA = (
     (
         "CREATE TABLE IF NOT EXISTS pending_fusion (event_id TEXT PRIMARY KEY, "
         "ts TEXT NOT NULL, reason TEXT)"
+    ),
+    # Who may see each event (see memory.visibility): beside the immutable event, since a
+    # household may change it. An event without a row (a store made before visibility
+    # existed) gets the default derivation when loaded.
+    (
+        "CREATE TABLE IF NOT EXISTS event_visibility (event_id TEXT PRIMARY KEY, "
+        "visibility TEXT NOT NULL)"
     ),
 )
 
@@ -170,6 +178,7 @@ class MemoryStore:
         self._events: dict[str, Event] = {}
         self._fingerprints: dict[str, str] = {}
         self._fused: dict[str, FusedNode] = {}
+        self._visibility: dict[str, str] = {}
         self._people: Counter[str] = Counter()
         self._devices: Counter[str] = Counter()
         self._bm25 = bm25
@@ -363,9 +372,21 @@ class MemoryStore:
             node = FusedNode.model_validate_json(body)
             fused[node.node_id] = node
             lexical.add(node.node_id, node.index_text(), NodeKind.FUSED)
+        visibility = self._stored_visibility()
+        for event_id, event in events.items():
+            if event_id not in visibility:
+                visibility[event_id] = derive_visibility(event)
         self._events, self._fingerprints, self._fused = events, fingerprints, fused
+        self._visibility = {i: visibility[i] for i in events}
         self._people, self._devices = people, devices
         self._lexical, self._temporal = lexical, temporal
+
+    def _stored_visibility(self) -> dict[str, str]:
+        try:
+            rows = self._db.execute("SELECT event_id, visibility FROM event_visibility")
+        except sqlite3.OperationalError:  # a store made before visibility, opened read-only
+            return {}
+        return {event_id: value for event_id, value in rows}
 
     def refresh(self) -> bool:
         """Catch up with what other processes committed since this store last looked: a CLI
@@ -407,6 +428,11 @@ class MemoryStore:
         return self._vectors.reconcile(
             self._expected_vectors(), lambda texts: self._embed(texts, False)
         )
+
+    @property
+    def read_only(self) -> bool:
+        """Opened from a data dir we may not write: reads work, writes are refused."""
+        return self._db.read_only
 
     @property
     def collection_name(self) -> str:
@@ -490,17 +516,24 @@ class MemoryStore:
     # --- events (immutable) -----------------------------------------------------------
 
     def add_events(
-        self, events: Sequence[Event], progress: bool = False, pending: bool = False
+        self,
+        events: Sequence[Event],
+        progress: bool = False,
+        pending: bool = False,
+        visibility: Mapping[str, str] | None = None,
     ) -> AddReport:
         """Validate the whole batch, then write the new events in one transaction.
 
         Raises InvalidEventError (bad record, reserved id, same id twice with different
-        content) or EventConflictError (an id stored with other content) before anything is
-        written. Identical re-adds are reported as `unchanged`. With `pending`, the new
+        content, a bad `visibility` field) or EventConflictError (an id stored with other
+        content) before anything is written. Identical re-adds are reported as `unchanged`
+        (their visibility untouched: `set_visibility` changes it). With `pending`, the new
         events are queued for fusion in the same transaction (see `pending_fusion`).
+        `visibility` gives canonical visibilities by id (the caller's policy applied); an
+        event it leaves out gets the default derivation.
         """
         with self._db.lock:  # validation must see the state the write will change
-            return self._add_events(events, progress, pending)
+            return self._add_events(events, progress, pending, visibility or {})
 
     def check_events(self, events: Sequence[Event]) -> AddReport:
         """What `add_events` would do with this batch (added / unchanged), raising the same
@@ -551,10 +584,17 @@ class MemoryStore:
                 raise EventConflictError(event_id, self._events[event_id].differing_fields(event))
         return new, unchanged, fingerprints
 
-    def _add_events(self, events: Sequence[Event], progress: bool, pending: bool) -> AddReport:
+    def _add_events(
+        self,
+        events: Sequence[Event],
+        progress: bool,
+        pending: bool,
+        visibility: Mapping[str, str],
+    ) -> AddReport:
         new, unchanged, fingerprints = self._validated(events)
         if not new:
             return AddReport(unchanged=unchanged)
+        audiences = {e.event_id: visibility.get(e.event_id) or derive_visibility(e) for e in new}
         vectors = self._embed([e.index_text() for e in new], progress)
         with self._db.transaction() as db:
             db.executemany(
@@ -569,12 +609,23 @@ class MemoryStore:
                     for e in new
                 ],
             )
+            db.executemany(
+                "INSERT OR REPLACE INTO event_visibility (event_id, visibility) VALUES (?, ?)",
+                list(audiences.items()),
+            )
             if pending:
                 db.executemany(
                     "INSERT OR IGNORE INTO pending_fusion (event_id, ts) VALUES (?, ?)",
                     [(e.event_id, e.timestamp.isoformat()) for e in new],
                 )
             self._index_events(db, new, fingerprints, vectors)
+            self._visibility.update(audiences)
+
+            def unset() -> None:
+                for event_id in audiences:
+                    self._visibility.pop(event_id, None)
+
+            db.on_rollback(unset)
             db.after_commit(self._vectors.maybe_flush)
         return AddReport(added=[e.event_id for e in new], unchanged=unchanged)
 
@@ -604,6 +655,104 @@ class MemoryStore:
             "SELECT event_id, reason FROM pending_fusion WHERE reason IS NOT NULL"
         )
         return {event_id: reason for event_id, reason in rows}
+
+    # --- visibility (see memory.visibility) --------------------------------------------
+
+    def visibility_of(self, event_id: str) -> str:
+        """The event's canonical visibility; NodeNotFoundError for an unknown id."""
+        value = self._visibility.get(event_id)
+        if value is None:
+            raise NodeNotFoundError(event_id, "event")
+        return value
+
+    def visibilities(self) -> dict[str, str]:
+        """Event id → visibility, for every event (a copy)."""
+        with self._db.lock:
+            return dict(self._visibility)
+
+    def set_visibility(self, changes: Mapping[str, str]) -> list[str]:
+        """Give events new (canonical) visibilities in one transaction; returns the ids whose
+        visibility changed. Every id must be a stored event (checked before any write)."""
+        with self._db.lock:
+            for event_id in changes:
+                self.visibility_of(event_id)
+            changed = {i: v for i, v in changes.items() if self._visibility[i] != v}
+            if not changed:
+                return []
+            previous = {i: self._visibility[i] for i in changed}
+            with self._db.transaction() as db:
+                db.executemany(
+                    "INSERT OR REPLACE INTO event_visibility (event_id, visibility) VALUES (?, ?)",
+                    list(changed.items()),
+                )
+                self._visibility.update(changed)
+                db.on_rollback(lambda: self._visibility.update(previous))
+            return sorted(changed)
+
+    # --- forgetting ---------------------------------------------------------------------
+
+    def forget_events(self, event_ids: Sequence[str]) -> dict[str, int]:
+        """Remove events from every store: their rows, visibility, queue entries, the plan-log
+        records that name them (a payload quotes its events' packs), every edge touching them,
+        their lexical, temporal and dense entries. Fused nodes keep listing them until the
+        caller re-fuses those packs, which it does inside the same `transaction()`, so a
+        forget is one atomic change. Deleted rows are zeroed (secure_delete) and the WAL
+        truncated after the commit, so the file bytes no longer hold them; the caller then
+        scrubs the vectors and the embedding cache (`scrub_forgotten`). Returns counts."""
+        with self._db.lock:
+            ids = list(dict.fromkeys(event_ids))
+            events = [self.get_event(i) for i in ids]  # every id known before any write
+            counts = {"events": len(ids), "edges": 0, "plans": 0}
+            with self._db.transaction() as db:
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    for table in ("events", "event_visibility", "pending_fusion"):
+                        db.execute(f"DELETE FROM {table} WHERE event_id IN ({marks})", chunk)
+                    counts["plans"] += db.execute(
+                        f"DELETE FROM plan_log WHERE event_id IN ({marks})", chunk
+                    ).rowcount
+                counts["plans"] += self._forget_plans(db, set(ids))
+                for event in events:
+                    counts["edges"] += self._edges.remove_node(event.event_id)
+                self._unindex_events(db, events)
+                db.after_commit(self._db.truncate_wal)
+            return counts
+
+    def _forget_plans(self, db: Database, ids: set[str]) -> int:
+        """Delete plan-log records whose payload names a forgotten id (as a JSON string)."""
+        doomed = [
+            plan_id
+            for plan_id, payload in db.execute("SELECT plan_id, payload FROM plan_log")
+            if any(f'"{i}"' in payload for i in ids)
+        ]
+        db.executemany("DELETE FROM plan_log WHERE plan_id = ?", [(p,) for p in doomed])
+        return len(doomed)
+
+    def _unindex_events(self, db: Database, events: Sequence[Event]) -> None:
+        """Take events out of the in-memory indexes, undone on rollback."""
+        saved = [(e, self._fingerprints[e.event_id], self._visibility[e.event_id]) for e in events]
+
+        def restore() -> None:
+            for event, fingerprint, visibility in saved:
+                if event.event_id not in self._events:
+                    self._events[event.event_id] = event
+                    self._fingerprints[event.event_id] = fingerprint
+                    self._visibility[event.event_id] = visibility
+                    self._count_sources(event, +1)
+                    self._temporal.add(event)
+
+        db.on_rollback(restore)
+        ids = [e.event_id for e in events]
+        db.on_rollback(self._vectors.delete(ids))
+        for event in events:
+            db.on_rollback(self._lexical.remove(event.event_id))
+            del self._events[event.event_id]
+            del self._fingerprints[event.event_id]
+            del self._visibility[event.event_id]
+            self._count_sources(event, -1)
+            self._temporal.remove(event.event_id)
+        db.after_commit(self._vectors.maybe_flush)
 
     def _index_events(
         self, db: Database, new: list[Event], fingerprints: Mapping[str, str], vectors: np.ndarray
@@ -760,6 +909,31 @@ class MemoryStore:
         """Add a causal or semantic edge; False if it already exists (semantic: either order)."""
         self.check_edge(edge)
         return self._edges.add(edge)
+
+    def remove_edge(self, edge: Edge) -> bool:
+        """Remove a causal or semantic edge (a re-fused pack's recomputed ones); False if absent."""
+        if edge.type == EdgeType.BELONG:
+            raise InvalidEdgeError(
+                edge.src, edge.dst, edge.type.value, "belong edges follow fused-node membership"
+            )
+        return self._edges.remove(edge)
+
+    def scrub_forgotten(self, texts: Sequence[str]) -> dict[str, int]:
+        """After a committed forget: write the vector deletions out and scrub them from the
+        vector store's files, and drop the cached embeddings of `texts` (the forgotten nodes'
+        indexed texts) that no remaining node still indexes. Returns what it did."""
+        with self._db.lock:
+            still = {e.index_text() for e in self._events.values()}
+            still |= {n.index_text() for n in self._fused.values()}
+        done: dict[str, int] = {}
+        self._vectors.flush()
+        scrub = getattr(self._vectors, "scrub", None)
+        if callable(scrub):
+            done.update(scrub())
+        if isinstance(self.embedder, CachedEmbedder):
+            done["cache_entries"] = self.embedder.discard([t for t in texts if t not in still])
+        self._db.truncate_wal()
+        return done
 
     def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool:
         """Causal/belong: in the stored direction; semantic: in either order."""

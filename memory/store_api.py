@@ -7,7 +7,7 @@ All vectors are L2-normalised float32 numpy arrays, so cosine = dot product.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -44,11 +44,15 @@ class StoreStats(BaseModel):
 class MemoryStoreAPI(Protocol):
     # --- events (immutable) ---
     def add_events(
-        self, events: Sequence[Event], progress: bool = False, pending: bool = False
+        self,
+        events: Sequence[Event],
+        progress: bool = False,
+        pending: bool = False,
+        visibility: Mapping[str, str] | None = None,
     ) -> AddReport:
         """All-or-nothing: a conflicting id (same id, other content) raises EventConflictError
         before anything is written; identical re-adds are no-ops. `pending` queues the new
-        events for fusion in the same write."""
+        events for fusion in the same write; `visibility` gives new events' visibilities."""
 
     def check_events(self, events: Sequence[Event]) -> AddReport:
         """What add_events would add / leave unchanged, with the same errors; writes nothing."""
@@ -67,10 +71,23 @@ class MemoryStoreAPI(Protocol):
         """Catch up with writes other processes committed; True when something changed."""
 
     def has_node(self, node_id: str) -> bool: ...
+    def visibility_of(self, event_id: str) -> str:
+        """Who may see the event: `household`, `private:<p>` or `people:<a>,<b>`."""
+
     def get_event(self, event_id: str) -> Event: ...
     def get_events(self, event_ids: Iterable[str]) -> list[Event]: ...
     def all_events(self) -> list[Event]:
         """Every event, ordered by (timestamp, event_id)."""
+
+    def set_visibility(self, changes: Mapping[str, str]) -> list[str]:
+        """New canonical visibilities by event id, in one write; the ids that changed."""
+
+    def forget_events(self, event_ids: Sequence[str]) -> dict[str, int]:
+        """Remove events from every table and index (packs are the caller's to re-fuse, in
+        the same transaction); counts of what went."""
+
+    def scrub_forgotten(self, texts: Sequence[str]) -> dict[str, int]:
+        """After a committed forget: scrub deleted bytes from the files (vectors, cache, WAL)."""
 
     # --- fused nodes ---
     def get_fused(self, node_id: str) -> FusedNode: ...
@@ -88,6 +105,9 @@ class MemoryStoreAPI(Protocol):
     def add_edge(self, edge: Edge) -> bool:
         """Adds a causal or semantic edge (belong edges follow put_fused); False if it already
         exists."""
+
+    def remove_edge(self, edge: Edge) -> bool:
+        """Removes a causal or semantic edge; False if it was not there."""
 
     def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool: ...
     def neighbors(self, node_id: str, edge_type: EdgeType | None = None) -> list[Edge]:

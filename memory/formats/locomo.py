@@ -111,6 +111,16 @@ def _turn_event(sample_id: str, session: int, when: datetime, turn: dict[str, An
     )
 
 
+def _shared_by_speakers(events: list[Event]) -> list[Event]:
+    """A conversation was heard by everyone in it: each turn is visible to all its speakers
+    (not only to the one who said it, as the `owner` default would make it)."""
+    speakers = sorted({p for e in events for p in e.characters})
+    if len(speakers) < 2:
+        return events
+    shared = "people:" + ",".join(speakers)
+    return [e.model_copy(update={"metadata": {**e.metadata, "visibility": shared}}) for e in events]
+
+
 def sample_scenario(sample: dict[str, Any]) -> tuple[BenchScenario, int]:
     """One LoCoMo sample → one scenario; also returns how many evidence refs were dropped."""
     sample_id = str(sample.get("sample_id") or "")
@@ -123,6 +133,7 @@ def sample_scenario(sample: dict[str, Any]) -> tuple[BenchScenario, int]:
     for number, start, turns in _sessions(sample_id, conversation):
         for order, turn in enumerate(turns):
             events.append(_turn_event(sample_id, number, start + order * TURN_SPACING, turn))
+    events = _shared_by_speakers(events)
     by_dia = {_canonical_dia(e.metadata["dia_id"]): e.event_id for e in events}
     if len(by_dia) != len(events):
         raise InputFormatError(f"LoCoMo sample {sample_id!r}: duplicate dia_id among its turns")

@@ -198,7 +198,7 @@ def resolve_plan(
     }
 
 
-def _fused_semantic_edges(
+def fused_semantic_edges(
     store: MemoryStoreAPI, node: FusedNode, horizon: tuple[datetime, str], cfg: CommitConfig
 ) -> list[Edge]:
     """Edges from a (just re-embedded) fused node to existing, past, non-member nodes."""
@@ -251,7 +251,7 @@ def apply_payload(
             store.put_fused(node)
         edges = [Edge.model_validate(raw) for raw in payload["edges"]]
         for fid in payload["semantic_for"]:
-            edges.extend(_fused_semantic_edges(store, by_id[fid], horizon, cfg))
+            edges.extend(fused_semantic_edges(store, by_id[fid], horizon, cfg))
         for edge in edges:
             if store.add_edge(edge):
                 added[edge.type.value] += 1

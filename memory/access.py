@@ -1,0 +1,253 @@
+"""A requester's view of the store: every read returns only what that person may see.
+
+Access is enforced here, under the search engine, the controller and the graphs, rather
+than in each of them: they all read through the `MemoryStoreAPI` surface, and a view that
+never hands out an invisible id cannot be bypassed by a seed list, an expansion step, a
+temporal neighbour or a coverage pass that forgot to filter.
+
+Fused memory inherits its members' visibility by the *hide* rule: a fused node exists for a
+requester only when they may see every member it was written from, since its summary and
+its embedding are derived from all of them. A pack with a member hidden from the requester
+is absent (no seed, no expansion through it, no summary in any context); its visible
+members stay reachable as events on their own. Edges are kept only when both ends are
+visible, so neither a semantic nor a causal edge carries anyone across to a hidden event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, Literal
+
+import numpy as np
+
+from memory.errors import MemFuseError, NodeNotFoundError
+from memory.models import Edge, EdgeType, Event, FusedNode, NodeKind, is_fused_id
+from memory.store_api import MemoryStoreAPI, StoreStats
+from memory.visibility import audience
+
+_WIDEN = 4  # a filtered search asks the index for this many times more, until it has enough
+
+
+class ReadOnlyViewError(MemFuseError, AttributeError):
+    """A write through a requester's view (views only read; writes go to the store). Also an
+    AttributeError, so `getattr(view, name, default)` probes keep working."""
+
+
+@lru_cache(maxsize=4096)
+def _admits(requester: str, visibility: str) -> bool:
+    admitted = audience(visibility)
+    return admitted is None or requester in admitted
+
+
+class VisibleStore:
+    """The read surface of `MemoryStoreAPI` for one requester over one store.
+
+    Build one per request (it memoises what it checked and never outlives the request, so
+    it cannot go stale); it reads the store's current visibility on every new id.
+    """
+
+    def __init__(self, store: MemoryStoreAPI, requester: str):
+        if not isinstance(requester, str) or not requester.strip():
+            raise MemFuseError("a view needs a requester's name")
+        self.store = store
+        self.requester = requester.strip()
+        self._who = self.requester.casefold()
+        self._seen: dict[str, bool] = {}
+        self._visible_ids: list[str] | None = None
+
+    # --- the checks ---------------------------------------------------------------------
+
+    def may_see(self, node_id: str) -> bool:
+        """An event this requester may see, or a fused node all of whose members they may."""
+        known = self._seen.get(node_id)
+        if known is not None:
+            return known
+        if is_fused_id(node_id):
+            try:
+                members = self.store.get_fused(node_id).members
+            except NodeNotFoundError:
+                members = []
+            visible = bool(members) and all(self._event_visible(m) for m in members)
+        else:
+            visible = self._event_visible(node_id)
+        self._seen[node_id] = visible
+        return visible
+
+    def _event_visible(self, event_id: str) -> bool:
+        known = self._seen.get(event_id)
+        if known is None:
+            try:
+                known = _admits(self._who, self.store.visibility_of(event_id))
+            except NodeNotFoundError:
+                known = False
+            self._seen[event_id] = known
+        return known
+
+    def _require(self, node_id: str, what: str) -> None:
+        if not self.may_see(node_id):  # the same error as for an unknown id: no existence leak
+            raise NodeNotFoundError(node_id, what)
+
+    def _widened(
+        self, search: Callable[[int], list[tuple[str, float]]], n: int
+    ) -> list[tuple[str, float]]:
+        """The first `n` visible hits of a ranked search, asking for more until it has them
+        or the index has no more to give."""
+        ask = max(n, 1)
+        while True:
+            hits = search(ask)
+            visible = [(i, s) for i, s in hits if self.may_see(i)]
+            if len(visible) >= n or len(hits) < ask:
+                return visible[:n]
+            ask *= _WIDEN
+
+    def visibility_of(self, event_id: str) -> str:
+        self._require(event_id, "event")
+        return self.store.visibility_of(event_id)
+
+    # --- events and packs -----------------------------------------------------------------
+
+    def has_node(self, node_id: str) -> bool:
+        return self.store.has_node(node_id) and self.may_see(node_id)
+
+    def get_event(self, event_id: str) -> Event:
+        self._require(event_id, "event")
+        return self.store.get_event(event_id)
+
+    def get_events(self, event_ids: Iterable[str]) -> list[Event]:
+        ids = list(event_ids)
+        for event_id in ids:
+            self._require(event_id, "event")
+        return self.store.get_events(ids)
+
+    def _visible_event_ids(self) -> list[str]:
+        if self._visible_ids is None:
+            every = self.store.events_between(datetime.min, datetime.max)
+            self._visible_ids = [i for i in every if self._event_visible(i)]
+        return self._visible_ids
+
+    def all_events(self) -> list[Event]:
+        return self.store.get_events(self._visible_event_ids())
+
+    def get_fused(self, node_id: str) -> FusedNode:
+        self._require(node_id, "fused node")
+        return self.store.get_fused(node_id)
+
+    def all_fused(self) -> list[FusedNode]:
+        return [n for n in self.store.all_fused() if self.may_see(n.node_id)]
+
+    def fused_of(self, event_id: str) -> list[str]:
+        self._require(event_id, "event")
+        return [i for i in self.store.fused_of(event_id) if self.may_see(i)]
+
+    # --- edges ------------------------------------------------------------------------
+
+    def neighbors(self, node_id: str, edge_type: EdgeType | None = None) -> list[Edge]:
+        if not self.may_see(node_id):
+            return []
+        return [
+            e for e in self.store.neighbors(node_id, edge_type) if self.may_see(e.other(node_id))
+        ]
+
+    def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool:
+        return self.may_see(src) and self.may_see(dst) and self.store.has_edge(src, dst, edge_type)
+
+    def edge_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for node_id in self._visible_event_ids():
+            for edge in self.neighbors(node_id):
+                if edge.src == node_id or (edge.type == EdgeType.SEMANTIC and edge.src > node_id):
+                    counts[edge.type.value] = counts.get(edge.type.value, 0) + 1
+        return counts
+
+    # --- indexes ------------------------------------------------------------------------
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.store.embed_query(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.store.embed_queries(texts)
+
+    def vector(self, node_id: str) -> np.ndarray:
+        self._require(node_id, "node")
+        return self.store.vector(node_id)
+
+    def dense_search(
+        self,
+        query_vector: np.ndarray,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
+    ) -> list[tuple[str, float]]:
+        return self._widened(lambda m: self.store.dense_search(query_vector, m, kind, between), n)
+
+    def lexical_search(
+        self, query: str, n: int, kind: NodeKind | None = None
+    ) -> list[tuple[str, float]]:
+        return self._widened(lambda m: self.store.lexical_search(query, m, kind), n)
+
+    def events_between(self, start: datetime, end: datetime) -> list[str]:
+        return [i for i in self.store.events_between(start, end) if self._event_visible(i)]
+
+    def count_events_between(self, start: datetime, end: datetime) -> int:
+        return len(self.events_between(start, end))
+
+    def adjacent_events(
+        self, event_id: str, radius: int, by: Literal["device", "person"]
+    ) -> list[str]:
+        """Up to `radius` visible events before and after, on the same device (or sharing a
+        person): the store's neighbourhood widened until enough visible ones are in it."""
+        anchor = self.get_event(event_id)
+        if radius <= 0:
+            return []
+        key = (anchor.timestamp, event_id)
+        reach = radius
+        while True:
+            near = self.store.get_events(self.store.adjacent_events(event_id, reach, by))
+            before_all = [e for e in near if (e.timestamp, e.event_id) < key]
+            after_all = [e for e in near if (e.timestamp, e.event_id) > key]
+            before = [e.event_id for e in before_all if self._event_visible(e.event_id)]
+            after = [e.event_id for e in after_all if self._event_visible(e.event_id)]
+            done_before = len(before) >= radius or len(before_all) < reach
+            done_after = len(after) >= radius or len(after_all) < reach
+            if done_before and done_after:
+                return before[-radius:] + after[:radius]
+            reach *= _WIDEN
+
+    # --- what this requester may know of the store --------------------------------------
+
+    def known_people(self) -> set[str]:
+        events = self.store.get_events(self._visible_event_ids())
+        return {person for event in events for person in event.characters}
+
+    def known_devices(self) -> set[str]:
+        return {e.device for e in self.store.get_events(self._visible_event_ids())}
+
+    def stats(self) -> StoreStats:
+        events = self.store.get_events(self._visible_event_ids())
+        packs = self.all_fused()
+        sizes = [len(node.members) for node in packs]
+        return StoreStats(
+            events=len(events),
+            fused_nodes=len(packs),
+            mean_members=sum(sizes) / len(sizes) if sizes else 0.0,
+            edges=self.edge_counts(),
+            devices=len({e.device for e in events}),
+            people=len({p for e in events for p in e.characters}),
+            first_event=events[0].timestamp if events else None,
+            last_event=events[-1].timestamp if events else None,
+        )
+
+    def refresh(self) -> bool:
+        changed = self.store.refresh()
+        if changed:
+            self._seen.clear()
+            self._visible_ids = None
+        return changed
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything else (writes, the plan log, the fusion queue) is not a reader's."""
+        raise ReadOnlyViewError(
+            f"{name!r} is not available through {self.requester}'s read-only view of the memory"
+        )
