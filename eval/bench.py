@@ -300,8 +300,13 @@ def run_bench(
     embedder: Any = None,
     console: Console | None = None,
     retry: RetryPolicy | None = None,
+    as_asker: bool = False,
 ) -> BenchResults:
     """Benchmark `systems` (names from eval.systems.SYSTEMS; None = all runnable ones).
+
+    `as_asker`: each question is asked with visibility enforced, as its asker (a question
+    without one is asked unrestricted and counted in the notes); otherwise every question
+    reads the whole memory, as an administrator would.
 
     `data_dir` holds the cached stores (default: <out_dir>/stores); `embedder`
     overrides the configured embedding model (tests inject a small one); `retry`
@@ -329,7 +334,7 @@ def run_bench(
     if scorer is None:
         console.print(f"[yellow]{NO_LLM_NOTE}[/yellow]")
 
-    runner = _Runner(dataset, chosen, k, limit, cache, scorer, console, progress)
+    runner = _Runner(dataset, chosen, k, limit, cache, scorer, console, progress, as_asker)
     runner.run()
     results = runner.results(str(dataset_path))
     notes = runner.notes()
@@ -358,7 +363,10 @@ class _Runner:
         scorer: Scorer | None,
         console: Console,
         progress: bool,
+        as_asker: bool = False,
     ):
+        self.as_asker = as_asker
+        self.unrestricted = 0  # as_asker: questions without an asker, asked unrestricted
         self.dataset, self.systems, self.k, self.limit = dataset, systems, k, limit
         self.cache, self.scorer, self.console, self.progress = cache, scorer, console, progress
         self.measures: dict[str, list[QuestionMeasure]] = {s.name: [] for s in systems}
@@ -423,6 +431,12 @@ class _Runner:
     def _ask(
         self, system: BenchSystem, scenario: BenchScenario, question: BenchQuestion, store: Any
     ) -> None:
+        if self.as_asker and question.user:
+            from memory.access import VisibleStore
+
+            store = VisibleStore(store, question.user)
+        elif self.as_asker:
+            self.unrestricted += 1
         outcome = system.retrieve(store, question, self.k)
         judged = self.scorer.score(system, question, outcome) if self.scorer else None
         m, record = measure(system, scenario, question, outcome, judged)
@@ -460,6 +474,16 @@ class _Runner:
             notes.insert(0, NO_LLM_NOTE)
         if self.limit:
             notes.append(f"limit: the first {self.limit} question(s) of every scenario")
+        if self.as_asker:
+            per_system = self.unrestricted // max(len(self.systems), 1)
+            notes.append(
+                "as the asker: every question searched only what its asker may see"
+                + (
+                    f"; {per_system} question(s) name no asker and read everything"
+                    if per_system
+                    else ""
+                )
+            )
         if self.dataset.apart_categories:
             apart = ", ".join(self.dataset.apart_categories)
             notes.append(f"reported apart and left out of Overall: {apart}")

@@ -79,6 +79,13 @@ def bench(
     bench_dir: Path = typer.Option(
         Path("data"), "--bench-dir", help="Suite: where generated benchmarks are cached."
     ),
+    as_asker: bool = typer.Option(
+        False,
+        "--as-asker",
+        help="Ask each question as its asker, with visibility enforced (default: every question "
+        "reads the whole memory). Compare the two runs to see how much the questions rely on "
+        "other people's private events.",
+    ),
     data_dir: Path | None = DataDir,
 ) -> None:
     """Compare systems on a benchmark; writes results.json, report.md and a chart.
@@ -108,6 +115,7 @@ def bench(
         data_dir=data_dir or (out / "stores"),
         settings=settings,
         progress=True,
+        as_asker=as_asker,
     )
     console().print(render_console_table(results))
     console().print(

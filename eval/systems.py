@@ -182,6 +182,7 @@ class ControllerSystem:
             question.question,
             question_time=question.time,
             requester=question.user,
+            admin=True,  # the harness hands in the store this question may read (a view)
             k=k,
             options=self.options,
         )

@@ -11,18 +11,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
 from graphs.resources import acquire_store, embedding_config
+from memfuse.governance import Governance
 from memfuse.settings import MemFuseSettings, load_settings
-from memory.errors import InvalidQueryError, MemFuseError
+from memory.audit import AuditLog
+from memory.errors import DataDirError, InvalidQueryError, MemFuseError
 from memory.models import Event, as_events
 from memory.records import ContextEntry
 from memory.search.config import RECIPES
 from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.writer_lock import WriterLock
+
+if TYPE_CHECKING:
+    from graphs.fusion.ingest import PlanOutcome
 
 __all__ = [
     "AskResult",
@@ -36,6 +41,25 @@ __all__ = [
 IngestMode = Literal["fused", "plain"]
 #: Systems `search` can run: the full controller, or one of the single-call recipes.
 SEARCH_SYSTEMS = ("memfuse", "naive_rag", "bm25", "hybrid")
+
+
+def require_store(root: Path, namespace: str) -> None:
+    """A read needs a memory to read: a missing data dir or store is a one-line error, never
+    an empty result that looks like "you have no memories"."""
+    if not root.is_dir():
+        raise DataDirError(
+            root,
+            "missing",
+            f"data dir {root} does not exist: nothing to read (ingest first, or point "
+            "--data-dir / MEMFUSE_DATA_DIR at your memory)",
+        )
+    if not (root / f"{namespace}.sqlite").is_file():
+        raise DataDirError(
+            root,
+            "no store",
+            f"data dir {root} holds no store {namespace!r}: nothing to read (ingest first, "
+            "or check --namespace)",
+        )
 
 
 def _check_request(text: object, k: object, what: str) -> None:
@@ -109,8 +133,8 @@ def decision_lines(decisions: Sequence[dict[str, str]]) -> list[str]:
     return [f"{d['step']}: decided by {d['decided_by']}" for d in decisions]
 
 
-class MemFuse:
-    """A memory over one data directory; open it, ingest, search, ask, close."""
+class MemFuse(Governance):
+    """A memory over one data directory; open it, ingest, search, ask, govern, close."""
 
     def __init__(
         self,
@@ -119,12 +143,20 @@ class MemFuse:
         writer_lock: WriterLock | None = None,
         *,
         release: Callable[[], None] | None = None,
+        audit: AuditLog | None = None,
     ):
-        """`release` gives a shared store back (see `open`); without it `close` closes it."""
+        """`release` gives a shared store back (see `open`); without it `close` closes it.
+        `audit`: the data dir's audit log (default: the store's, next to its SQLite file)."""
         self.store = store
         self.settings = settings
         self._writer_lock = writer_lock
         self._release = release
+        if audit is None:
+            root = Path(getattr(store, "data_dir", settings.data_dir))
+            name = str(getattr(store, "namespace", settings.namespace))
+            read_only = bool(getattr(store, "read_only", False))
+            audit = AuditLog.for_store(root, name, read_only=read_only)
+        self.audit = audit
 
     @classmethod
     def open(
@@ -135,13 +167,18 @@ class MemFuse:
         *,
         writer: bool = False,
         wait_seconds: float = 0.0,
+        must_exist: bool = False,
     ) -> MemFuse:
         """Open a memory; `writer` takes the data dir's writer lock first (one writer per
-        data dir and namespace, see `memory.writer_lock`), waiting up to `wait_seconds`."""
+        data dir and namespace, see `memory.writer_lock`), waiting up to `wait_seconds`.
+        `must_exist`: a data dir or store that is not there is an error (a read), rather
+        than a new, empty memory."""
         settings = settings or load_settings()
         root = Path(data_dir) if data_dir is not None else settings.data_dir
-        root.mkdir(parents=True, exist_ok=True)
         name = namespace or settings.namespace
+        if must_exist:
+            require_store(root, name)
+        root.mkdir(parents=True, exist_ok=True)
         lock = WriterLock.for_store(root, name, wait_seconds)
         if writer:
             lock.acquire()  # before the store reads its view: it then sees every earlier write
@@ -163,6 +200,10 @@ class MemFuse:
             if self._writer_lock is not None:
                 self._writer_lock.release()
 
+    @property
+    def namespace(self) -> str:
+        return str(getattr(self.store, "namespace", self.settings.namespace))
+
     def _writing(self) -> None:
         """Take the writer lock for a write through a memory opened for reading (open with
         `writer=True` to hold it from the start, before the store reads its state)."""
@@ -182,18 +223,21 @@ class MemFuse:
         *,
         mode: IngestMode = "fused",
         progress: bool = False,
+        user: str | None = None,
     ) -> IngestSummary:
-        """Validate the whole batch, then store it; in `fused` mode each event goes through the
-        fusion graph."""
+        """Validate the whole batch (visibility included), then store it; in `fused` mode each
+        event goes through the fusion graph. The batch and every fusion plan are audited."""
         import time
 
         if mode not in ("fused", "plain"):  # before anything is read or written
             raise MemFuseError(f"mode: expected 'fused' or 'plain', got {mode!r}")
         batch = as_events(events)
+        visibility = self.visibilities_for(batch)
         self._writing()
         started = time.perf_counter()
         if mode == "plain":
-            report = self.store.add_events(batch, progress=progress)
+            report = self.store.add_events(batch, progress=progress, visibility=visibility)
+            self._audit_ingest(user, mode, len(batch), report.added, [])
             return IngestSummary(
                 received=len(batch),
                 added=len(report.added),
@@ -205,7 +249,19 @@ class MemFuse:
         from graphs.fusion.ingest import ingest_events
 
         config = FusionContext(settings=self.settings)
-        fusion = ingest_events(self.store, batch, config=config, progress=progress)
+        plans: list[PlanOutcome] = []
+        try:
+            fusion = ingest_events(
+                self.store,
+                batch,
+                config=config,
+                progress=progress,
+                visibility=visibility,
+                on_plan=plans.append,
+            )
+        finally:  # what was written before a failure is on record too
+            stored = [e.event_id for e in batch if self.store.has_node(e.event_id)]
+            self._audit_ingest(user, mode, len(batch), stored, plans)
         return IngestSummary(
             received=len(batch),
             added=fusion.added,
@@ -224,6 +280,41 @@ class MemFuse:
             },
         )
 
+    def _audit_ingest(
+        self,
+        user: str | None,
+        mode: str,
+        received: int,
+        stored: Sequence[str],
+        plans: Sequence[PlanOutcome],
+    ) -> None:
+        """One entry for the batch (the ids it holds), one per fusion plan, in one append."""
+        actor = self.actor(user)
+        entries: list[tuple[str, dict[str, Any]]] = [
+            (
+                "ingest",
+                {
+                    "actor": actor,
+                    "counts": {"received": received, "stored": len(stored)},
+                    "ids": list(stored),
+                    "details": {"mode": mode},
+                },
+            )
+        ]
+        entries += [
+            (
+                "fusion_plan",
+                {
+                    "actor": actor,
+                    "counts": {"ops": plan.ops},
+                    "ids": [plan.event_id, *([plan.plan_id] if plan.plan_id else [])],
+                    "details": {"status": plan.status, "decided_by": plan.decided_by},
+                },
+            )
+            for plan in plans
+        ]
+        self.audit.append_many(entries)
+
     def fuse_pending(self, *, progress: bool = False) -> IngestSummary:
         """Fuse what an interrupted ingest stored but never fused (the fusion queue)."""
         return self.ingest([], mode="fused", progress=progress)
@@ -236,10 +327,12 @@ class MemFuse:
         system: str = "memfuse",
         time: datetime | None = None,
         user: str | None = None,
+        admin: bool = False,
         k: int = 20,
     ) -> tuple[list[ContextEntry], int]:
-        """The context for a query with provenance, and how many rounds it took."""
-        result = self.search_traced(query, system=system, time=time, user=user, k=k)
+        """The context for a query with provenance, and how many rounds it took; as `user`
+        (only what they may see; default MEMFUSE_USER) or an audited `admin` read."""
+        result = self.search_traced(query, system=system, time=time, user=user, admin=admin, k=k)
         return result.context, result.rounds
 
     def search_traced(
@@ -249,6 +342,7 @@ class MemFuse:
         system: str = "memfuse",
         time: datetime | None = None,
         user: str | None = None,
+        admin: bool = False,
         k: int = 20,
     ) -> SearchResult:
         """`search` with its trace: who decided each round (memfuse), notes, stop reason."""
@@ -258,6 +352,7 @@ class MemFuse:
                 f"unknown system {system!r} (expected one of: {', '.join(SEARCH_SYSTEMS)})"
             )
         self.store.refresh()  # another process (a CLI ingest) may have written since
+        store, user = self.reader_store(user, admin, what=f"search ({system})")
         when = time or datetime.now().replace(microsecond=0)
         if system == "memfuse":
             from dataclasses import replace
@@ -266,7 +361,13 @@ class MemFuse:
 
             options = replace(MEMFUSE, settings=self.settings)
             result = retrieve(
-                self.store, query, question_time=when, requester=user, k=k, options=options
+                self.store,
+                query,
+                question_time=when,
+                requester=user,
+                admin=admin,
+                k=k,
+                options=options,
             )
             return SearchResult(
                 context=result.context,
@@ -278,10 +379,10 @@ class MemFuse:
         from memory.retrieval import assemble_context, search
 
         recipe = RECIPES[system].sized(k)
-        found = search(self.store, query, recipe, requester=user, question_time=when)
+        found = search(store, query, recipe, requester=user, question_time=when)
         return SearchResult(
             context=assemble_context(
-                self.store,
+                store,
                 found.candidates,
                 found.fused,
                 recipe.context,
@@ -290,13 +391,22 @@ class MemFuse:
         )
 
     def ask(
-        self, question: str, *, user: str | None = None, time: datetime | None = None, k: int = 20
+        self,
+        question: str,
+        *,
+        user: str | None = None,
+        admin: bool = False,
+        time: datetime | None = None,
+        k: int = 20,
     ) -> AskResult:
         """Run the `answer` graph: retrieval, then the reader when an LLM is configured. A reader
-        that fails leaves `answer` None, `reader_error` set and the evidence in `context`."""
+        that fails leaves `answer` None, `reader_error` set and the evidence in `context`.
+        Asked as `user` (default MEMFUSE_USER): the evidence and the answer's prompt hold
+        only what they may see; `admin` (audited) reads everything."""
         from graphs.answer import answer_question
 
         _check_request(question, k, "question")
+        _, user = self.reader_store(user, admin, what="ask")
         when = time or datetime.now().replace(microsecond=0)
         return AskResult.model_validate(
             answer_question(
@@ -304,6 +414,7 @@ class MemFuse:
                 question,
                 question_time=when,
                 requester=user,
+                admin=admin,
                 k=k,
                 settings=self.settings,
             )
@@ -312,5 +423,6 @@ class MemFuse:
     def stats(self) -> StoreStats:
         return self.store.stats()
 
-    def events(self, ids: Sequence[str]) -> list[Event]:
+    def get_events(self, ids: Sequence[str]) -> list[Event]:
+        """Events by id, unfiltered (the store's own read; `events` lists with visibility)."""
         return self.store.get_events(ids)

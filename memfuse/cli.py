@@ -14,17 +14,24 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 import typer
 
-from memfuse.cli_common import DEBUG_ENV, DataDir, Namespace, run, state
+from memfuse.cli_common import (
+    DEBUG_ENV,
+    Admin,
+    DataDir,
+    Namespace,
+    User,
+    open_memory,
+    parse_time,
+    run,
+    state,
+)
 from memfuse.render import console, context_table, safe, safe_block, stats_table
-from memfuse.settings import load_settings
-from memory.errors import MemFuseError, ReadOnlyDataDirError
-from memory.models import parse_timestamp
+from memory.errors import MemFuseError
 
 PLUGIN_GROUP = "memfuse.commands"
 
@@ -46,35 +53,14 @@ def _global_options(
     state.debug = debug  # the command runs inside app(); run() reads this once it has failed
 
 
-def _time(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return parse_timestamp(value)
-    except ValueError as exc:
-        raise MemFuseError(f"--time: {exc}") from None
-
-
-def _open(data_dir: Path | None, namespace: str | None, *, writer: bool = False):  # -> MemFuse
-    """The memory (import kept lazy: torch is slow); writers hold the data dir's writer lock.
-
-    The data dir is checked first, so a file in its place or a read-only dir asked to take a
-    write is one line before any lock or store file is touched (readers of a read-only dir
-    go on: the store opens it read-only)."""
-    from memfuse.api import MemFuse
-    from memory.store import prepare_data_dir
-
-    settings = load_settings(data_dir=data_dir)
-    root = state.data_dir = data_dir if data_dir is not None else settings.data_dir
-    if not prepare_data_dir(root) and writer:
-        raise ReadOnlyDataDirError(f"data dir {root}")
-    return MemFuse.open(data_dir, namespace, settings=settings, writer=writer)
-
-
 @app.command()
 def ingest(
-    file: Path = typer.Argument(..., help="JSONL of events, a MemFuseBench JSON or a LoCoMo JSON."),
-    fmt: str = typer.Option("auto", "--format", help="auto | jsonl | memfusebench | locomo"),
+    file: Path = typer.Argument(
+        ..., help="JSONL of events, a MemFuseBench JSON, a LoCoMo JSON or a `memfuse export`."
+    ),
+    fmt: str = typer.Option(
+        "auto", "--format", help="auto | jsonl | memfusebench | locomo | export"
+    ),
     mode: str = typer.Option(
         "fused", "--mode", help="fused (through the fusion agent) | plain (events only)"
     ),
@@ -86,14 +72,26 @@ def ingest(
 ) -> None:
     """Validate and store events (all or nothing), fusing each one into the graph."""
     from memfuse.inputs import read_events
+    from memory.formats.export import is_export
 
-    if fmt not in ("auto", "jsonl", "memfusebench", "locomo"):
-        raise MemFuseError(f"--format: expected auto, jsonl, memfusebench or locomo, got {fmt!r}")
+    formats = ("auto", "jsonl", "memfusebench", "locomo", "export")
+    if fmt not in formats:
+        raise MemFuseError(f"--format: expected one of {', '.join(formats)}, got {fmt!r}")
     if mode not in ("fused", "plain"):
         raise MemFuseError(f"--mode: expected fused or plain, got {mode!r}")
-    events = read_events(file, fmt, scenario)  # type: ignore[arg-type]
     out = console()
-    with _open(data_dir, namespace, writer=True) as memory:
+    if fmt == "export" or (fmt == "auto" and file.is_file() and is_export(file)):
+        with open_memory(data_dir, namespace, writer=True) as memory:
+            counts = memory.import_export(file)
+            out.print(
+                f"imported {file}: {counts['events_added']} new events "
+                f"({counts['events_unchanged']} already stored), {counts['fused']} packs, "
+                f"{counts['edges_added']} new edges"
+            )
+            out.print(stats_table(memory.stats(), str(memory.store.data_dir), memory.namespace))
+        return
+    events = read_events(file, fmt, scenario)  # type: ignore[arg-type]
+    with open_memory(data_dir, namespace, writer=True) as memory:
         summary = memory.ingest(events, mode=mode, progress=True)  # type: ignore[arg-type]
         out.print(
             f"ingested {summary.received} events from {file} in {summary.seconds:.1f}s "
@@ -121,7 +119,7 @@ def fuse(
     if not pending:
         raise MemFuseError("nothing to do: say what to fuse (--pending)")
     out = console()
-    with _open(data_dir, namespace, writer=True) as memory:
+    with open_memory(data_dir, namespace, writer=True) as memory:
         summary = memory.fuse_pending(progress=True)
         out.print(
             f"fused {summary.drained} queued events in {summary.seconds:.1f}s "
@@ -134,7 +132,8 @@ def fuse(
 def search(
     query: str = typer.Argument(..., help="What to look for."),
     time: str | None = typer.Option(None, "--time", help="Question time (ISO); default now."),
-    user: str | None = typer.Option(None, "--user", help="Who asks ('I/me/my' resolve to them)."),
+    user: str | None = User,
+    admin: bool = Admin,
     k: int = typer.Option(20, "-k", min=1, help="Events in the context."),
     system: str = typer.Option("memfuse", "--system", help="memfuse | naive_rag | bm25 | hybrid"),
     as_json: bool = typer.Option(
@@ -150,8 +149,10 @@ def search(
     """Print the retrieved context with provenance (time, device, location, id, path)."""
     from memfuse.api import decision_lines
 
-    with _open(data_dir, namespace) as memory:
-        result = memory.search_traced(query, system=system, time=_time(time), user=user, k=k)
+    with open_memory(data_dir, namespace, must_exist=True) as memory:
+        result = memory.search_traced(
+            query, system=system, time=parse_time(time), user=user, admin=admin, k=k
+        )
     if as_json:
         for entry in result.context:
             sys.stdout.write(entry.model_dump_json() + "\n")
@@ -172,7 +173,8 @@ def search(
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question."),
-    user: str | None = typer.Option(None, "--user", help="Who asks."),
+    user: str | None = User,
+    admin: bool = Admin,
     time: str | None = typer.Option(None, "--time", help="Question time (ISO); default now."),
     k: int = typer.Option(20, "-k", min=1),
     as_json: bool = typer.Option(
@@ -191,8 +193,8 @@ def ask(
     """
     from memfuse.api import decision_lines
 
-    with _open(data_dir, namespace) as memory:
-        result = memory.ask(question, user=user, time=_time(time), k=k)
+    with open_memory(data_dir, namespace, must_exist=True) as memory:
+        result = memory.ask(question, user=user, admin=admin, time=parse_time(time), k=k)
     if as_json:
         sys.stdout.write(result.model_dump_json() + "\n")
     else:
@@ -210,9 +212,9 @@ def ask(
 
 @app.command()
 def stats(data_dir: Path | None = DataDir, namespace: str | None = Namespace) -> None:
-    """Counts of events, fused nodes and edges by type."""
-    with _open(data_dir, namespace) as memory:
-        console().print(stats_table(memory.stats(), str(memory.store.data_dir)))
+    """Counts of events, fused nodes and edges by type, and which memory they are of."""
+    with open_memory(data_dir, namespace, must_exist=True) as memory:
+        console().print(stats_table(memory.stats(), str(memory.store.data_dir), memory.namespace))
 
 
 def _command_name(command: typer.models.CommandInfo) -> str:
@@ -271,6 +273,19 @@ def load_plugins(target: typer.Typer, plugins: list[EntryPoint] | None = None) -
             taken[name] = command
             added.append(name)
     return added
+
+
+def _merge_governance() -> None:
+    """The governance commands (`memfuse.cli_governance`) join the built-in ones."""
+    from memfuse.cli_governance import governance
+
+    names = {_command_name(c) for c in app.registered_commands}
+    app.registered_commands.extend(
+        c for c in governance.registered_commands if _command_name(c) not in names
+    )
+
+
+_merge_governance()
 
 
 def main() -> None:

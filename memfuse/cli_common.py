@@ -14,14 +14,20 @@ import os
 import sys
 import traceback
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import typer
 from pydantic import ValidationError
 
 from memfuse.render import console
-from memory.errors import MemFuseError, storage_fault
+from memory.errors import MemFuseError, ReadOnlyDataDirError, storage_fault
+from memory.models import parse_timestamp
+
+if TYPE_CHECKING:
+    from memfuse.api import MemFuse
 
 DEBUG_ENV = "MEMFUSE_DEBUG"
 
@@ -29,6 +35,17 @@ DataDir = typer.Option(
     None, "--data-dir", help="Data directory (default: MEMFUSE_DATA_DIR or ./.memfuse)."
 )
 Namespace = typer.Option(None, "--namespace", help="Store namespace inside the data dir.")
+User = typer.Option(
+    None,
+    "--user",
+    help="Who asks (default: MEMFUSE_USER): only the events this person may see are read, "
+    "and 'I/me/my' mean them.",
+)
+Admin = typer.Option(
+    False,
+    "--admin",
+    help="An administrative read of every event, whoever may see it (recorded in the audit log).",
+)
 
 
 @dataclass
@@ -41,6 +58,42 @@ class RunState:
 
 
 state = RunState()
+
+
+def parse_time(value: str | None, flag: str = "--time") -> datetime | None:
+    """An ISO time option, or a one-line error naming the flag."""
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise MemFuseError(f"{flag}: {exc}") from None
+
+
+def open_memory(
+    data_dir: Path | None,
+    namespace: str | None,
+    *,
+    writer: bool = False,
+    must_exist: bool = False,
+) -> MemFuse:
+    """The memory a command works on: with `writer`, holding the writer lock; a read
+    (`must_exist`) of a data dir or store that is not there is a one-line error.
+
+    The data dir is checked first, so a file in its place or a read-only dir asked to take a
+    write is one line before any lock or store file is touched (readers of a read-only dir
+    go on: the store opens it read-only)."""
+    from memfuse.api import MemFuse, require_store
+    from memfuse.settings import load_settings
+    from memory.store import prepare_data_dir
+
+    settings = load_settings(data_dir=data_dir)
+    root = state.data_dir = data_dir if data_dir is not None else settings.data_dir
+    if must_exist:
+        require_store(Path(root), namespace or settings.namespace)
+    if not prepare_data_dir(root) and writer:
+        raise ReadOnlyDataDirError(f"data dir {root}")
+    return MemFuse.open(data_dir, namespace, settings=settings, writer=writer)
 
 
 def _click_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:

@@ -3,7 +3,8 @@
 Three formats: JSONL (one event object per line), a MemFuseBench JSON (its events),
 and a LoCoMo JSON (its dialogue turns). The format is detected from the content. The two
 benchmark formats are read by `memory.formats`, the same readers the benchmark uses, so a
-file that benchmarks is a file that ingests.
+file that benchmarks is a file that ingests. A fourth, a MemFuse export (`memfuse export`:
+events, packs and edges), is detected too but read whole by `read_export_bundle`.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memory.errors import InputFormatError, MemFuseError
+from memory.formats.export import ExportBundle, is_export, read_export
 from memory.formats.loader import load_dataset
 from memory.models import Event, parse_events
 
-InputFormat = Literal["auto", "jsonl", "memfusebench", "locomo"]
+InputFormat = Literal["auto", "jsonl", "memfusebench", "locomo", "export"]
 
 
 def _not_utf8(path: Path, line_no: int, column: int, exc: UnicodeDecodeError) -> InputFormatError:
@@ -66,7 +68,9 @@ def _read_json(path: Path) -> Any:
 
 
 def detect_format(path: Path) -> InputFormat:
-    """JSONL by extension; otherwise peek at the JSON structure."""
+    """A MemFuse export by its header line; JSONL by extension; otherwise peek at the JSON."""
+    if is_export(path):
+        return "export"
     if path.suffix == ".jsonl":
         return "jsonl"
     data = _read_json(path)
@@ -76,7 +80,9 @@ def detect_format(path: Path) -> InputFormat:
         return "locomo"
     if isinstance(data, list):
         return "jsonl"  # a JSON array of event objects reads the same way
-    raise InputFormatError(f"{path}: not a JSONL event file, a MemFuseBench file or a LoCoMo file")
+    raise InputFormatError(
+        f"{path}: not a JSONL event file, a MemFuseBench file, a LoCoMo file or a MemFuse export"
+    )
 
 
 def read_events(path: Path, fmt: InputFormat = "auto", scenario: str | None = None) -> list[Event]:
@@ -84,6 +90,11 @@ def read_events(path: Path, fmt: InputFormat = "auto", scenario: str | None = No
     if not path.exists():
         raise InputFormatError(f"{path}: no such file")
     kind = detect_format(path) if fmt == "auto" else fmt
+    if kind == "export" or (kind == "jsonl" and is_export(path)):
+        raise MemFuseError(
+            f"{path} is a MemFuse export (events, packs and edges), not an event file: "
+            "import it as an export (`memfuse ingest` does so when it detects one)"
+        )
     if kind == "jsonl":
         if path.suffix == ".jsonl":
             return parse_events(_read_jsonl(path))
@@ -99,3 +110,10 @@ def read_events(path: Path, fmt: InputFormat = "auto", scenario: str | None = No
             known = ", ".join(s.scenario_id for s in dataset.scenarios)
             raise MemFuseError(f"{path}: no scenario {scenario!r} (have: {known})")
     return [event for s in scenarios for event in s.events]
+
+
+def read_export_bundle(path: Path) -> ExportBundle:
+    """A whole MemFuse export, validated (see `memory.formats.export.read_export`)."""
+    if not path.exists():
+        raise InputFormatError(f"{path}: no such file")
+    return read_export(path)

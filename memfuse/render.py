@@ -57,10 +57,13 @@ def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None
     return table
 
 
-def stats_table(stats: StoreStats, where: str) -> Table:
+def stats_table(stats: StoreStats, where: str, namespace: str | None = None) -> Table:
     table = Table(title=f"MemFuse store — {where}", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
+    table.add_row("data dir", safe(where))
+    if namespace is not None:
+        table.add_row("namespace", safe(namespace))
     table.add_row("events", str(stats.events))
     table.add_row("fused nodes", str(stats.fused_nodes))
     table.add_row("mean members per fused node", f"{stats.mean_members:.2f}")

@@ -70,6 +70,7 @@ def begin(state: AnswerState, runtime: Runtime[AnswerContext]) -> dict[str, Any]
         "question": state.question,
         "question_time": state.question_time,
         "requester": state.requester,
+        "admin": state.admin,
         "k": state.k,
     }
     return {**fresh_run(AnswerState), **forwarded}

@@ -17,14 +17,22 @@ def answer_question(
     *,
     question_time: Any,
     requester: str | None = None,
+    admin: bool = False,
     k: int = 20,
     settings: Any = None,
     reader: Reader | None = None,
 ) -> dict[str, Any]:
-    """Retrieve, then read: the answer (or why there is none), the evidence and the trace."""
+    """Retrieve, then read: the answer (or why there is none), the evidence and the trace;
+    as `requester` (only what they may see) or as an administrative read (`admin`)."""
     output = AnswerOutput.model_validate(
         graph.invoke(  # type: ignore[call-overload]  # input given as the JSON dict a server run gets
-            {"question": question, "question_time": question_time, "requester": requester, "k": k},
+            {
+                "question": question,
+                "question_time": question_time,
+                "requester": requester,
+                "admin": admin,
+                "k": k,
+            },
             context=AnswerContext(store=store, k=k, settings=settings, reader=reader),
         )
     )

@@ -40,6 +40,7 @@ class AnswerState(AnswerOutput):
     question: Input[str] = ""
     question_time: Input[datetime | str | None] = None
     requester: Input[str | None] = None
+    admin: Input[bool] = False
     k: Input[int | None] = None
     history: Annotated[list[PastQuestion], keep_recent] = Field(
         default_factory=list, description="What the thread keeps: its questions and answers."

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,17 @@ class IngestReport(BaseModel):
     rejections: list[str] = Field(default_factory=list, description="First violations, for a look.")
 
 
+@dataclass(frozen=True)
+class PlanOutcome:
+    """One fusion decision, as the audit log records it (ids and counts, no text)."""
+
+    event_id: str
+    plan_id: str
+    status: str  # accepted | rejected
+    decided_by: str
+    ops: int
+
+
 def _as_events(events: Iterable[Event | dict[str, Any]]) -> list[Event]:
     """The batch in time order: the agent fuses each event against what came before it."""
     return sorted(as_events(events), key=lambda e: (e.timestamp, e.event_id))
@@ -78,8 +89,14 @@ def ingest_events(
     skip_unchanged: bool = True,
     chunk_size: int = 256,
     keep_rejections: int = 20,
+    visibility: Mapping[str, str] | None = None,
+    on_plan: Callable[[PlanOutcome], None] | None = None,
 ) -> IngestReport:
-    """Fuse `events` into `store` through the fusion graph; returns counts and throughput."""
+    """Fuse `events` into `store` through the fusion graph; returns counts and throughput.
+
+    `visibility`: canonical visibilities by event id for the new events (the caller's
+    policy; see `MemoryStore.add_events`). `on_plan` hears every plan decided, accepted or
+    rejected, with who decided it (the audit log's entries)."""
     ctx = (config or FusionContext()).injecting(store=store)
     batch = _as_events(events)
     store.check_events(batch)  # the whole batch, before its first chunk is written
@@ -93,7 +110,7 @@ def ingest_events(
         replayed=len(replay_pending(store)),
     )
     window: deque[Event] = deque(maxlen=max(ctx.window_size, 1))
-    tally = _Tally(report, keep_rejections=keep_rejections)
+    tally = _Tally(report, keep_rejections=keep_rejections, on_plan=on_plan)
     embed_seconds = 0.0
     bar = None
     if progress:
@@ -112,7 +129,7 @@ def ingest_events(
         for start in range(0, len(batch), max(chunk_size, 1)):
             part = batch[start : start + max(chunk_size, 1)]
             t0 = time.perf_counter()
-            fresh = set(store.add_events(part, pending=True).added)
+            fresh = set(store.add_events(part, pending=True, visibility=visibility).added)
             embed_seconds += time.perf_counter() - t0
             report.added += len(fresh)
             for event in part:
@@ -147,6 +164,7 @@ class _Tally:
     ops: Counter[str] = field(default_factory=Counter)
     edges: Counter[str] = field(default_factory=Counter)
     keep_rejections: int = 20
+    on_plan: Callable[[PlanOutcome], None] | None = None
 
 
 def _fuse_queued(event: Event, session: list[Event], ctx: FusionContext, tally: _Tally) -> None:
@@ -170,6 +188,16 @@ def _fuse_one(event: Event, session: list[Event], ctx: FusionContext, tally: _Ta
     )
     report.events += 1
     report.tool_calls += out.turns
+    if tally.on_plan is not None:
+        tally.on_plan(
+            PlanOutcome(
+                event_id=event.event_id,
+                plan_id=out.report.plan_id if out.report else "",
+                status="accepted" if out.outcome == "committed" else "rejected",
+                decided_by=out.decided_by,
+                ops=len(out.plan.operations) if out.plan else 0,
+            )
+        )
     commit = out.report
     if out.outcome == "committed" and commit is not None:
         report.accepted += 1

@@ -13,7 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-from graphs.resources import resources_for
+from graphs.resources import Resources, resources_for
 from graphs.retrieval.context import RetrievalContext
 from graphs.retrieval.decisions import (
     OFFLINE_JUDGE,
@@ -34,10 +34,12 @@ from graphs.retrieval.planning import (
 )
 from graphs.retrieval.state import Judgement, PastQuestion, Request, State
 from graphs.state import fresh_run, node
+from memory.access import VisibleStore
 from memory.errors import ConfigurationError, InvalidQueryError
 from memory.models import is_fused_id, parse_timestamp
 from memory.retrieval import assemble_context, search
 from memory.search.guard import keep_reserved
+from memory.store_api import MemoryStoreAPI
 from signatures.evidence import judge_inputs
 from signatures.planning import planner_inputs
 
@@ -47,6 +49,21 @@ def resolve_time(value: datetime | str | None) -> datetime:
     if value is None or value == "":
         return datetime.now().replace(microsecond=0)
     return parse_timestamp(value)
+
+
+NO_REQUESTER = (
+    "say who asks: a requester (the search sees only what they may see), or an "
+    "administrative read (admin: every event, recorded in the audit log)"
+)
+
+
+def store_for(resources: Resources, request: Request) -> MemoryStoreAPI:
+    """The store as this request may read it: everything for an administrative read, else
+    the requester's view (see `memory.access`)."""
+    store = resources.require_store()
+    if request.admin or request.requester is None:
+        return store
+    return VisibleStore(store, request.requester)
 
 
 def request_of(state: State) -> Request:
@@ -64,12 +81,16 @@ def begin(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]:
         raise InvalidQueryError("the question is empty")
     if state.k is not None and state.k < 1:
         raise InvalidQueryError(f"k must be at least 1, got {state.k}")
+    requester = (state.requester or "").strip() or None
+    if requester is None and not state.admin:
+        raise InvalidQueryError(NO_REQUESTER)
     resources = resources_for(context)
     resources.refresh()
     request = Request(
         question=state.question,
         question_time=resolve_time(state.question_time),
-        requester=state.requester or None,
+        requester=requester,
+        admin=bool(state.admin),
         k=state.k or context.k,
     )
     return {**fresh_run(State), "request": request, "notes": Overwrite(list(resources.notes))}
@@ -83,7 +104,7 @@ def plan_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, An
     request = request_of(state)
     if state.round == 0:
         resources = resources_for(context)
-        store = resources.require_store()
+        store = store_for(resources, request)
         inputs = planner_inputs(
             request.question,
             request.question_time,
@@ -131,7 +152,7 @@ def search_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, 
         raise ConfigurationError("search_round reached without a plan")
     resources = resources_for(context)
     result = search(
-        resources.require_store(),
+        store_for(resources, request),
         state.plan,
         run_search_config(context, resources, request.k),
         requester=request.requester,
@@ -167,7 +188,7 @@ def judge_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, A
         context.min_rounds,
         final,
         request.k,
-        evidence_items(resources.require_store(), state),
+        evidence_items(store_for(resources, request), state),
     )
     prediction, source, notes, decision = decide(
         lambda: resources.program("judge"),
@@ -217,7 +238,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     config = run_search_config(context, resources, k)
     entries = (
         assemble_context(
-            resources.require_store(), chosen, fused, config.context, pinned_ids=pinned
+            store_for(resources, request), chosen, fused, config.context, pinned_ids=pinned
         )
         if chosen or pinned
         else []

@@ -93,16 +93,24 @@ def retrieve(
     *,
     question_time: datetime | str,
     requester: str | None = None,
+    admin: bool = False,
     k: int = 20,
     options: ControllerOptions = MEMFUSE,
 ) -> ControllerResult:
-    """Run the retrieval controller for one question against an open store."""
+    """Run the retrieval controller for one question against an open store, as `requester`
+    (only what they may see) or as an administrative read (`admin`: everything)."""
     if not isinstance(question, str) or not question.strip():
         raise InvalidQueryError("the question is empty")
     started = time.perf_counter()
     output = RetrievalOutput.model_validate(
         graph.invoke(  # type: ignore[call-overload]  # input given as the JSON dict a server run gets
-            {"question": question, "question_time": question_time, "requester": requester, "k": k},
+            {
+                "question": question,
+                "question_time": question_time,
+                "requester": requester,
+                "admin": admin,
+                "k": k,
+            },
             context=options.context(store, k),
         )
     )

@@ -83,6 +83,9 @@ class Request(BaseModel):
     question: str = Field(description="The question, verbatim.")
     question_time: datetime = Field(description="When it was asked (the wall clock if unset).")
     requester: str | None = Field(default=None, description='Who asked ("I/me/my").')
+    admin: bool = Field(
+        default=False, description="An administrative read: every event, whoever may see it."
+    )
     k: int = Field(description="Events in the final context.")
 
 
@@ -106,7 +109,14 @@ class RetrievalInput(BaseModel):
         "clock when unset.",
     )
     requester: str | None = Field(
-        default=None, description='Who asks; "I/me/my" in the question mean this person.'
+        default=None,
+        description="Who asks: the search sees only the events this person may see, and "
+        '"I/me/my" in the question mean them. Required unless `admin` is set.',
+    )
+    admin: bool = Field(
+        default=False,
+        description="An administrative read: search every event whoever may see it (recorded "
+        "in the audit log). Without it, `requester` is required.",
     )
     k: int | None = Field(
         default=None, description="Events in the final context; the run context's k when unset."
@@ -156,6 +166,7 @@ class State(BaseModel):
     question: Input[str] = ""
     question_time: Input[datetime | str | None] = None
     requester: Input[str | None] = None
+    admin: Input[bool] = False
     k: Input[int | None] = None
 
     request: Request | None = None

@@ -1,0 +1,123 @@
+"""Every governed operation leaves exactly one audit entry (a fused ingest: one for the batch
+and one per fusion plan), a reader's own reads leave none, and the log verifies."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memfuse.api import MemFuse
+from memfuse.settings import load_settings
+from memory.models import parse_event
+from memory.selection import EventFilter
+from memory.store import MemoryStore
+from tests.support.embedders import HashEmbedder
+
+SAMPLE = Path(__file__).resolve().parents[2] / "memfuse" / "samples" / "household.jsonl"
+
+
+def _records() -> list[dict[str, object]]:
+    rows = [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
+    for row in rows:  # Tom's watch is his own
+        if row["device"] == "watch_tom":
+            row["owner"] = "Tom"
+    return rows
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[MemFuse]:
+    store = MemoryStore.open(tmp_path, embedder=HashEmbedder())
+    mem = MemFuse(store, load_settings(data_dir=tmp_path, user=None))
+    yield mem
+    mem.close()
+
+
+def _ops(memory: MemFuse) -> Counter[str]:
+    return Counter(e.op for e in memory.audit_entries())
+
+
+def _delta(memory: MemFuse, before: Counter[str]) -> dict[str, int]:
+    after = _ops(memory)
+    return {op: after[op] - before[op] for op in after if after[op] != before[op]}
+
+
+def test_each_operation_leaves_exactly_its_entries(memory: MemFuse, tmp_path: Path) -> None:
+    records = _records()
+    before = _ops(memory)
+    memory.ingest(records[:20], mode="plain", user="Anna")
+    assert _delta(memory, before) == {"genesis": 1, "ingest": 1}
+
+    before = _ops(memory)
+    summary = memory.ingest(records[20:], mode="fused")
+    assert _delta(memory, before) == {"ingest": 1, "fusion_plan": 10}
+    plans = [e for e in memory.audit_entries(op="fusion_plan")]
+    assert {e.details["decided_by"] for e in plans} == {"offline"}
+    accepted = sum(e.details["status"] == "accepted" for e in plans)
+    assert accepted == summary.plans_accepted
+
+    checks = [
+        (lambda: memory.search("limping", user="Anna"), {}),
+        (lambda: memory.search("limping", admin=True), {"admin_read": 1}),
+        (lambda: memory.search("limping", system="hybrid", admin=True), {"admin_read": 1}),
+        (lambda: memory.events(user="Tom"), {}),
+        (lambda: memory.events(admin=True), {"admin_read": 1}),
+        (lambda: memory.show(records[0]["event_id"], admin=True), {"admin_read": 1}),
+        (
+            lambda: memory.set_visibility([records[1]["event_id"]], "private:Anna"),
+            {"visibility": 1},
+        ),
+        (lambda: memory.export(tmp_path / "out.jsonl", admin=True), {"export": 1}),
+        (lambda: memory.forget(EventFilter(event_ids=[records[2]["event_id"]])), {"forget": 1}),
+        (lambda: memory.forget(EventFilter(device="watch_tom"), dry_run=True), {}),
+    ]
+    for run, expected in checks:
+        before = _ops(memory)
+        run()
+        assert _delta(memory, before) == expected
+    assert memory.verify_audit().ok
+
+
+def test_entries_carry_ids_and_counts_never_text(memory: MemFuse) -> None:
+    records = _records()
+    memory.ingest(records, mode="plain", user="Anna")
+    entry = memory.audit_entries(op="ingest")[-1]
+    assert entry.actor == "Anna"
+    assert entry.counts == {"received": 30, "stored": 30}
+    assert entry.ids == [r["event_id"] for r in records]
+    text = memory.audit.path.read_text()
+    assert all(str(r["description"]) not in text for r in records)
+
+
+def test_history_lists_what_happened_to_one_event(memory: MemFuse) -> None:
+    records = _records()
+    memory.ingest(records, mode="plain")
+    target = str(records[3]["event_id"])
+    memory.set_visibility([target], "people:Anna,Tom", user="Anna")
+    assert [e.op for e in memory.history(target)] == ["ingest", "visibility"]
+    memory.forget(EventFilter(event_ids=[target]), user="Anna")
+    history = memory.history(target)
+    assert [e.op for e in history] == ["ingest", "visibility", "forget"]
+    assert all(target not in e.ids for e in history)  # redacted; found by digest
+
+
+def test_policy_file_in_the_data_dir_sets_visibility(tmp_path: Path) -> None:
+    (tmp_path / "visibility.json").write_text(
+        json.dumps({"rules": [{"device": "speaker_*", "visibility": "people:Anna,Tom"}]})
+    )
+    store = MemoryStore.open(tmp_path, embedder=HashEmbedder())
+    with MemFuse(store, load_settings(data_dir=tmp_path)) as memory:
+        records = _records()
+        memory.ingest(records, mode="plain")
+        vis = store.visibilities()
+        for row in records:
+            event = parse_event(row)
+            if event.device.startswith("speaker_"):
+                assert vis[event.event_id] == "people:Anna,Tom"
+            elif event.device == "watch_tom":
+                assert vis[event.event_id] == "private:Tom"
+            else:
+                assert vis[event.event_id] == "household"
