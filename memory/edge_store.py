@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import sqlite3
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -149,12 +150,19 @@ class Database:
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         return self.conn.executemany(sql, rows)
 
-    def truncate_wal(self) -> None:
+    def truncate_wal(self, attempts: int = 20) -> bool:
         """Merge the WAL into the database and empty it, so the old page images it holds (of
-        rows deleted since) are gone from disk; best effort while readers hold it open."""
-        with self.lock:
-            if not self.read_only:
-                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        rows deleted since) are gone from disk. A reader in the middle of a read keeps the
+        WAL busy: retried for about a second, then False (the next forget truncates it)."""
+        if self.read_only:
+            return True
+        for attempt in range(attempts):
+            with self.lock:
+                busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if not busy:
+                return True
+            time.sleep(0.05 * (attempt + 1) / attempts)
+        return False
 
     def data_version(self) -> int:
         """SQLite's counter of commits made by *other* connections (ours do not move it)."""

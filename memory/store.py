@@ -696,9 +696,9 @@ class MemoryStore:
         records that name them (a payload quotes its events' packs), every edge touching them,
         their lexical, temporal and dense entries. Fused nodes keep listing them until the
         caller re-fuses those packs, which it does inside the same `transaction()`, so a
-        forget is one atomic change. Deleted rows are zeroed (secure_delete) and the WAL
-        truncated after the commit, so the file bytes no longer hold them; the caller then
-        scrubs the vectors and the embedding cache (`scrub_forgotten`). Returns counts."""
+        forget is one atomic change. Deleted rows are zeroed (secure_delete); the caller
+        then calls `scrub_forgotten`, which truncates the WAL (its old page images) and
+        scrubs the vectors and the embedding cache. Returns counts."""
         with self._db.lock:
             ids = list(dict.fromkeys(event_ids))
             events = [self.get_event(i) for i in ids]  # every id known before any write
@@ -716,7 +716,6 @@ class MemoryStore:
                 for event in events:
                     counts["edges"] += self._edges.remove_node(event.event_id)
                 self._unindex_events(db, events)
-                db.after_commit(self._db.truncate_wal)
             return counts
 
     def _forget_plans(self, db: Database, ids: set[str]) -> int:
@@ -927,12 +926,10 @@ class MemoryStore:
             still |= {n.index_text() for n in self._fused.values()}
         done: dict[str, int] = {}
         self._vectors.flush()
-        scrub = getattr(self._vectors, "scrub", None)
-        if callable(scrub):
-            done.update(scrub())
+        done.update(self._vectors.scrub())
         if isinstance(self.embedder, CachedEmbedder):
             done["cache_entries"] = self.embedder.discard([t for t in texts if t not in still])
-        self._db.truncate_wal()
+        done["wal_truncated"] = int(self._db.truncate_wal())
         return done
 
     def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool:

@@ -13,10 +13,19 @@ store is the source of truth: `reconcile` repairs Chroma after a crash or an edi
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import math
+import os
+import shutil
+import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+import time
+import uuid
+import warnings
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -135,6 +144,136 @@ def release_chroma_client(key: str) -> None:
             close()
 
 
+# --- scrubbing (VectorIndex.scrub) ---------------------------------------------------------
+
+_LIVE_INDEXES: weakref.WeakSet[VectorIndex] = weakref.WeakSet()  # the indexes with a client
+_SCRUB_LOCK = threading.Lock()  # one scrub at a time: the malloc setting is process-wide
+_M_PERTURB = -6  # glibc's mallopt parameter: fill allocated (~byte) and freed (byte) memory
+
+
+def _rebuild_folder(key: str, batch: int) -> dict[str, int]:
+    """Steps 1-4 of `VectorIndex.scrub` for the embedded client at path `key`."""
+    with _CLIENTS_LOCK:
+        client = _CLIENTS[key][0]
+    users = [index for index in list(_LIVE_INDEXES) if index._client_key == key]
+    kept = 0
+    with ExitStack() as locks:
+        for index in sorted(users, key=id):  # one global order: no deadlock
+            locks.enter_context(index._lock)
+        for index in users:
+            index.flush()
+        with _filled_heap() as filled:
+            collections = list(client.list_collections())
+            for old in collections:
+
+                def adopt(fresh: Any, name: str = old.name) -> None:
+                    count = int(fresh.count())
+                    for index in users:
+                        if index.collection_name == name:
+                            index._col, index._chroma_count = fresh, count
+
+                kept += _rebuild_collection(client, old, batch, adopt)
+        removed = _remove_unused_segment_dirs(Path(key))
+    return {
+        "rebuilt": len(collections),
+        "kept": kept,
+        "segment_dirs_removed": removed,
+        "heap_filled": int(filled),
+        "indexes": len(users),
+    }
+
+
+def _rebuild_collection(client: Any, old: Any, batch: int, adopt: Callable[[Any], None]) -> int:
+    """Delete `old` and create it again holding the same rows; `adopt` gets the new collection
+    (also after a failure: never leave an index on a deleted collection — what is missing
+    then, the store's reconcile puts back at the next open). Returns the number of rows."""
+    rows = old.get(include=["embeddings", "metadatas", "documents"])
+    ids: list[str] = rows["ids"]
+    hnsw = {k: v for k, v in (old.configuration_json.get("hnsw") or {}).items() if v is not None}
+    client.delete_collection(old.name)
+    fresh = None
+    try:
+        fresh = client.create_collection(
+            old.name,
+            configuration={"hnsw": {**hnsw, "sync_threshold": max(1, len(ids))}},
+            metadata=old.metadata or None,
+            embedding_function=None,
+        )
+        for start in range(0, len(ids), batch):
+            end = start + batch
+            documents = rows["documents"][start:end] if rows["documents"] else None
+            fresh.upsert(
+                ids=ids[start:end],
+                embeddings=rows["embeddings"][start:end],
+                metadatas=rows["metadatas"][start:end],
+                documents=None if documents is None or not any(documents) else documents,
+            )
+        with warnings.catch_warnings():  # chromadb: "legacy embedding function config"
+            warnings.simplefilter("ignore", DeprecationWarning)
+            restored = {"sync_threshold": int(hnsw.get("sync_threshold", 1000))}
+            fresh.modify(configuration={"hnsw": restored})
+    except BaseException:
+        fresh = client.get_or_create_collection(
+            old.name, configuration={"hnsw": hnsw}, embedding_function=None
+        )
+        raise
+    finally:
+        if fresh is not None:
+            adopt(fresh)
+    return len(ids)
+
+
+def _remove_unused_segment_dirs(folder: Path) -> int:
+    """Remove the HNSW segment folders (named by segment uuid) no vector segment uses."""
+    with closing(sqlite3.connect(folder / "chroma.sqlite3")) as conn:
+        used = {str(r[0]) for r in conn.execute("SELECT id FROM segments WHERE scope = 'VECTOR'")}
+    removed = 0
+    for child in folder.iterdir():
+        try:
+            is_segment = child.is_dir() and str(uuid.UUID(child.name)) == child.name
+        except ValueError:
+            is_segment = False
+        if is_segment and child.name not in used:
+            shutil.rmtree(child)
+            removed += 1
+    return removed
+
+
+@contextmanager
+def _filled_heap() -> Iterator[bool]:
+    """While the block runs, glibc fills every block malloc hands out or takes back, so
+    buffers hnswlib writes without initialising hold filler, not old heap contents. Yields
+    whether that is in effect (False off glibc); a process started with MALLOC_PERTURB_ or
+    the glibc.malloc.perturb tunable already has it and keeps its setting."""
+    preset = os.environ.get("MALLOC_PERTURB_", "").lstrip("0")  # "0" leaves it off
+    if preset or "glibc.malloc.perturb" in os.environ.get("GLIBC_TUNABLES", ""):
+        yield True
+        return
+    try:
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            raise ValueError("not glibc")
+        libc = ctypes.CDLL(None)
+        libc.malloc_trim(0)  # hand free heap pages back: they come back zeroed
+        filled = libc.mallopt(_M_PERTURB, 0x5A) == 1
+    except (AttributeError, OSError, ValueError):
+        filled = False
+    try:
+        yield filled
+    finally:
+        if filled:
+            libc.mallopt(_M_PERTURB, 0)
+
+
+def _vacuum(path: Path) -> None:
+    """Rewrite the SQLite file at `path` without its freed pages (deleted rows' bytes)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA busy_timeout=10000")
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+
+
 def collection_name(namespace: str, store_id: str) -> str:
     """One collection per store: the namespace for people, the store id for safety — two
     data dirs with the same namespace on one Chroma server never share (or erase) vectors."""
@@ -170,6 +309,8 @@ class VectorIndex:
         self._text_fp: dict[str, str] = {}
         self._pending: dict[str, Literal["upsert", "delete"]] = {}
         self._chroma_count = 0
+        if client_key is not None:
+            _LIVE_INDEXES.add(self)  # so that a scrub can re-point every user of its collection
 
     @classmethod
     def open(
@@ -345,6 +486,66 @@ class VectorIndex:
     @property
     def pending(self) -> int:
         return len(self._pending)
+
+    def scrub(self) -> dict[str, int]:
+        """Leave nothing of deleted nodes in Chroma's files; call after `delete(...)` + `flush()`.
+
+        Embedded Chroma (1.5) keeps a deleted node's id, metadata (text_sha) and vector on disk:
+        in its write-ahead log (the `embeddings_queue` table, purged only once the HNSW segment
+        has persisted past the entry, i.e. after `sync_threshold` = 1000 writes), in freed
+        pages of chroma.sqlite3 (no secure_delete), as a tombstone in the HNSW files
+        (data_level0.bin keeps a deleted element's vector; index_metadata.pickle keeps its id
+        until the next persist), and as stray heap bytes: hnswlib writes buffers it never
+        initialised (the unused slots of data_level0.bin, length.bin), so any collection whose
+        index this process created or grew while the node was in memory — of any namespace
+        in the folder — can hold its id, text_sha or vector. No Chroma call purges these,
+        so every collection of the folder is rebuilt:
+
+        1. every index of this process on the client is flushed and locked;
+        2. each collection's rows are read back (bit-exact: inner-product space returns the
+           floats it was given), the collection is deleted (which empties its log rows) and
+           created again with the same name, metadata and HNSW settings, then refilled. Its
+           sync_threshold is set to the row count for the refill, so the new HNSW segment is
+           persisted (and the refill's log purged) at once, then put back: otherwise the next
+           open in this process would re-create the segment files from process memory;
+        3. on glibc, malloc is told (mallopt M_PERTURB) to fill what it hands out and takes
+           back while this runs, so the new files get filler, not heap leftovers (reported as
+           "heap_filled"; elsewhere 0, and the new files may hold such leftovers);
+        4. segment folders no collection uses any more (Chroma leaves them behind) are removed;
+        5. chroma.sqlite3 is VACUUMed through a separate connection, which drops the freed
+           pages; the client stays open (Chroma's idle connections do not block it).
+
+        Indexes of this process on the client are re-pointed to their rebuilt collections and
+        keep working. An embedded client in *another process* on the same data dir (another
+        namespace's writer, a reader) holds collections that no longer exist: it must reopen.
+        It costs about as much as ingesting every vector of the folder again (HNSW build).
+
+        With a Chroma server (`host`) the data lives on the server, not in the data dir:
+        scrub only flushes (the deletes reach the server) and reports {"server": 1}; purging
+        the server's log, freed pages and HNSW tombstones is the operator's job (for example
+        `chroma vacuum` with the server stopped, or re-creating the collection).
+
+        Not covered: afterwards hnswlib still writes 4 uninitialised bytes per new vector to
+        length.bin (and a new index's unused slots), which may pick up anything this process
+        freed, forgotten nodes included; starting the process with MALLOC_PERTURB_ (or
+        GLIBC_TUNABLES=glibc.malloc.perturb) set, or forgetting in a short-lived process,
+        closes that. Returns what was done, with "elapsed_ms".
+        """
+        started = time.perf_counter()
+        report = {"server": 0, "rebuilt": 0, "kept": 0, "segment_dirs_removed": 0}
+        report |= {"vacuumed": 0, "heap_filled": 0, "indexes": 0}
+        with self._lock:
+            self.flush()
+            key = self._client_key
+        if key is None or key.startswith("http://"):  # no Chroma of ours, or a server
+            report["server"] = int(key is not None)
+        else:
+            with _SCRUB_LOCK:
+                report |= _rebuild_folder(key, self._max_batch)
+            _vacuum(Path(key) / "chroma.sqlite3")
+            report["vacuumed"] = 1
+        report["elapsed_ms"] = round(1000 * (time.perf_counter() - started))
+        return report
 
     def maybe_flush(self) -> None:
         if len(self._pending) >= self.config.flush_every:
