@@ -194,6 +194,7 @@ def run_perf(
                         query,
                         question_time=events[-1].timestamp,
                         requester=None,
+                        admin=True,  # the whole store, as the store-only latencies above
                         k=20,
                         options=MEMFUSE,
                     )

@@ -46,6 +46,15 @@ SEARCH_SYSTEMS = ("memfuse", "naive_rag", "bm25", "hybrid")
 def require_store(root: Path, namespace: str) -> None:
     """A read needs a memory to read: a missing data dir or store is a one-line error, never
     an empty result that looks like "you have no memories"."""
+    root = Path(root).expanduser()
+    if root.exists() and not root.is_dir():
+        raise DataDirError(
+            root,
+            "not a directory",
+            f"data dir {root} is a file, not a directory; point it at a folder",
+        )
+    if not root.exists() and any(p.exists() and not p.is_dir() for p in root.parents):
+        raise DataDirError(root, "part of this path is a file, not a directory")
     if not root.is_dir():
         raise DataDirError(
             root,

@@ -263,6 +263,7 @@ def fusion_scorer(
                             q.question,
                             question_time=q.time,
                             requester=q.user,
+                            admin=True,  # the whole memory, as `bench` reads by default
                             k=k,
                             options=options,
                         )

@@ -64,6 +64,7 @@ class RetrievalStudent(dspy.Module):
                 question,
                 question_time=question_time,
                 requester=requester or None,
+                admin=True,  # the whole memory, as `bench` reads by default
                 k=self.k,
                 options=replace(self.options, lm=lm),
             )
@@ -137,6 +138,7 @@ class FusionStudent(dspy.Module):
                         q["question"],
                         question_time=q["question_time"],
                         requester=q["requester"] or None,
+                        admin=True,  # the whole memory, as `bench` reads by default
                         k=self.k,
                         options=offline,
                     ).event_ids[: self.k]

@@ -107,7 +107,8 @@ def test_without_an_llm_the_evidence_comes_back_with_a_note(store: MemoryStore) 
     context = AnswerContext(store=store, k=3, settings=OFFLINE)
     output = AnswerOutput.model_validate(
         builder.compile().invoke(
-            {"question": "Who arrived home from school?", "question_time": ASKED}, context=context
+            {"question": "Who arrived home from school?", "question_time": ASKED, "admin": True},
+            context=context,
         )
     )
     assert output.answer is None

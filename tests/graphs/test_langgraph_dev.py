@@ -228,10 +228,12 @@ def test_two_questions_on_one_thread_get_the_contexts_of_two_fresh_threads(
 ) -> None:
     shared = new_thread(served)
     limping = ask(served, shared, "why was Tom limping?", requester="Anna")
-    washing = ask(served, shared, "what happened to the washing machine?")
+    washing = ask(served, shared, "what happened to the washing machine?", admin=True)
     fresh = {
         "limping": ask(served, new_thread(served), "why was Tom limping?", requester="Anna"),
-        "washing": ask(served, new_thread(served), "what happened to the washing machine?"),
+        "washing": ask(
+            served, new_thread(served), "what happened to the washing machine?", admin=True
+        ),
     }
     assert limping == fresh["limping"]
     assert washing == fresh["washing"]
@@ -248,7 +250,7 @@ def test_two_questions_on_one_thread_get_the_contexts_of_two_fresh_threads(
 
 def test_an_event_the_cli_ingests_is_found_by_the_next_run(served: Served, tmp_path: Path) -> None:
     thread = new_thread(served)
-    before = ask(served, thread, "did anyone see the zeppelin?")
+    before = ask(served, thread, "did anyone see the zeppelin?", admin=True)
     assert "z_001" not in before["event_ids"]
     record = {
         "event_id": "z_001",
@@ -262,14 +264,18 @@ def test_an_event_the_cli_ingests_is_found_by_the_next_run(served: Served, tmp_p
     path = tmp_path / "zeppelin.jsonl"
     path.write_text(json.dumps(record) + "\n")
     ingest(served, path)
-    after = ask(served, thread, "did anyone see the zeppelin?")
+    after = ask(served, thread, "did anyone see the zeppelin?", admin=True)
     assert "z_001" in after["event_ids"]
 
 
 def test_a_missing_data_dir_is_a_note_not_a_new_folder(served: Served, tmp_path: Path) -> None:
     missing = tmp_path / "no-such-dir"
     out = ask(
-        served, new_thread(served), "why was Tom limping?", context={"data_dir": str(missing)}
+        served,
+        new_thread(served),
+        "why was Tom limping?",
+        admin=True,
+        context={"data_dir": str(missing)},
     )
     assert out["event_ids"] == []
     assert any("does not exist" in note and str(missing) in note for note in out["notes"])
@@ -356,7 +362,75 @@ def test_answer_without_a_reader_returns_the_evidence(served: Served) -> None:
         new_thread(served),
         "answer",
         context={"policy": "offline", "k": 4, "llm_model": ""},
-        input={"question": "what happened to the washing machine?", "question_time": ASKED},
+        input={
+            "question": "what happened to the washing machine?",
+            "question_time": ASKED,
+            "admin": True,
+        },
     )
     assert out["answer"] is None and out["note"].startswith("no LLM configured")
     assert len(out["context"]) == 4 and out["decisions"][-1]["step"] == "reader"
+
+
+PERSONAL = {"phone_anna": "Anna", "watch_anna": "Anna", "phone_tom": "Tom", "watch_tom": "Tom"}
+LEAK_QUESTIONS = [
+    "why was Tom limping?",
+    "how did Tom sleep?",
+    "what did Anna buy?",
+    "what happened to the washing machine?",
+    "who came to the front door?",
+    "what did my watch record?",
+]
+
+
+def test_no_requester_sees_another_persons_private_events_over_http(
+    served: Served, tmp_path: Path
+) -> None:
+    """The retrieval and answer graphs, served: asked as Anna or as Tom, over a data dir whose
+    phones and watches are their owners' own, no run returns an event the asker may not
+    see (checked by id against the visibility each event got); 0 leaks, counted."""
+    rows = [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
+    for row in rows:
+        if row["device"] in PERSONAL:
+            row["owner"] = PERSONAL[row["device"]]
+    owned = {row["event_id"]: PERSONAL.get(row["device"]) for row in rows}
+    path = tmp_path / "owned.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    data_dir = tmp_path / "owned"
+    env = {**_clean_env(), "MEMFUSE_DATA_DIR": str(data_dir), **served.embedding_env()}
+    done = subprocess.run(
+        [str(MEMFUSE), "ingest", str(path), "--mode", "plain"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    leaks: list[str] = []
+    foreign_seen_by_admin = 0
+    for person in ("Anna", "Tom"):
+        for graph in ("retrieval", "answer"):
+            for question in LEAK_QUESTIONS:
+                out = client(served).runs.wait(
+                    None,
+                    graph,
+                    context={"policy": "offline", "k": 8, "data_dir": str(data_dir)},
+                    input={"question": question, "question_time": ASKED, "requester": person},
+                )
+                shown = set(out["event_ids"]) | {e["node_id"] for e in out["context"]}
+                leaks += [
+                    f"{graph} {person}: {i}" for i in shown if owned.get(i) not in (None, person)
+                ]
+        admin = ask(
+            served,
+            new_thread(served),
+            "how did Tom sleep?",
+            requester=person,
+            admin=True,
+            context={"data_dir": str(data_dir), "k": 8},
+        )
+        foreign_seen_by_admin += sum(owned.get(i) not in (None, person) for i in admin["event_ids"])
+    print(f"\nleaks over langgraph dev: {len(leaks)} in {2 * 2 * len(LEAK_QUESTIONS)} runs")
+    assert leaks == []
+    assert foreign_seen_by_admin > 0  # the check can fail: unrestricted, they do show up

@@ -218,7 +218,12 @@ def test_stops_at_the_maximum_when_never_sufficient(store: MemoryStore) -> None:
         ]
     )
     result = retrieve(
-        store, "Did David ride a zeppelin?", question_time=ASKED, k=5, options=llm_options(lm)
+        store,
+        "Did David ride a zeppelin?",
+        question_time=ASKED,
+        admin=True,
+        k=5,
+        options=llm_options(lm),
     )
     assert result.rounds == 5
     assert len(result.judgements) == 5
@@ -239,6 +244,7 @@ def test_offline_policy_gives_up_on_a_facet_its_follow_up_already_searched(
         store,
         "Did David ride a zeppelin on Tuesday?",
         question_time=ASKED,
+        admin=True,
         k=5,
         options=ControllerOptions(policy="offline"),
     )
@@ -350,6 +356,7 @@ def test_without_the_controller_one_round_and_no_judge(store: MemoryStore) -> No
         store,
         "What did Emma do on Tuesday?",
         question_time=ASKED,
+        admin=True,
         k=6,
         options=ControllerOptions(use_controller=False, policy="offline"),
     )
@@ -365,7 +372,7 @@ def test_without_the_controller_one_round_and_no_judge(store: MemoryStore) -> No
 def test_without_constraints_the_window_is_ignored(store: MemoryStore) -> None:
     options = ControllerOptions(use_controller=False, use_constraints=False, policy="offline")
     result = retrieve(
-        store, "What did Emma do on Tuesday?", question_time=ASKED, k=6, options=options
+        store, "What did Emma do on Tuesday?", question_time=ASKED, admin=True, k=6, options=options
     )
     assert result.plans[0].time_window.enabled  # the plan still has it …
     days = {e.timestamp.date().isoformat() for e in result.context}
@@ -412,7 +419,8 @@ def test_compiled_graph_opens_the_store_from_the_context_once(
     fresh = builder.compile()
     for _ in range(2):
         output = fresh.invoke(
-            {"question": "Who arrived home from school?", "question_time": ASKED}, context=context
+            {"question": "Who arrived home from school?", "question_time": ASKED, "admin": True},
+            context=context,
         )
         assert output["event_ids"][0] == "e11"
         assert len(output["context"]) == 4
@@ -424,7 +432,7 @@ def test_llm_policy_without_an_llm_is_a_configuration_error(store: MemoryStore) 
     settings = MemFuseSettings(llm_model=None, _env_file=None)
     options = ControllerOptions(policy="llm", settings=settings)
     with pytest.raises(ConfigurationError, match="needs an LLM"):
-        retrieve(store, "How did I sleep?", question_time=ASKED, options=options)
+        retrieve(store, "How did I sleep?", question_time=ASKED, admin=True, options=options)
 
 
 def test_auto_policy_without_an_llm_runs_offline(store: MemoryStore) -> None:
@@ -503,6 +511,7 @@ def test_a_causal_question_looks_back_from_the_effect(store: MemoryStore) -> Non
         store,
         "Why did the fridge get warm on Tuesday evening?",
         question_time=ASKED,
+        admin=True,
         k=6,
         options=ControllerOptions(policy="offline"),
     )
@@ -534,7 +543,9 @@ def test_a_wrong_plan_and_judge_cannot_push_out_the_guarded_hits(store: MemorySt
             judgement(True, unrelated),
         ]
     )
-    result = retrieve(store, question, question_time=ASKED, k=5, options=llm_options(lm))
+    result = retrieve(
+        store, question, question_time=ASKED, admin=True, k=5, options=llm_options(lm)
+    )
     reserve = reserved_slots(5, 1.0, GuardConfig())
     hybrid = search(store, question, HYBRID_RRF.sized(30)).event_ids()[:reserve]
     assert reserve == 2 and {"e11", "e12"} & set(hybrid)

@@ -42,7 +42,11 @@ TEXTS = [
     ("watch_anna", "Anna walked 4000 steps to the bakery", ["Anna"]),
 ]
 FIRST = {"question": "Why was Tom limping?", "question_time": ASKED, "requester": "Anna", "k": 3}
-SECOND = {"question": "What happened to the washing machine?", "question_time": ASKED}
+SECOND = {
+    "question": "What happened to the washing machine?",
+    "question_time": ASKED,
+    "admin": True,
+}
 
 
 @pytest.fixture(autouse=True)

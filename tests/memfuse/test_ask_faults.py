@@ -136,6 +136,7 @@ def test_cli_ask_with_the_endpoint_down_prints_evidence_and_exits_1(
         ASKED,
         "-k",
         "4",
+        "--admin",
         data_dir=ingested,
         llm=down.base_url,
     )
@@ -158,6 +159,7 @@ def test_cli_ask_json_carries_the_decisions(ingested: Path, down: FakeOpenAI) ->
         "-k",
         "4",
         "--json",
+        "--admin",
         data_dir=ingested,
         llm=down.base_url,
     )
@@ -178,6 +180,7 @@ def test_cli_search_json_ends_with_the_trace(ingested: Path) -> None:
         "-k",
         "3",
         "--json",
+        "--admin",
         data_dir=ingested,
     )
     assert result.returncode == 0, result.stderr

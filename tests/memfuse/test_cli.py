@@ -30,6 +30,17 @@ def memfuse(*args: str, data_dir: Path, check: bool = True) -> subprocess.Comple
     return result
 
 
+def empty_memory(data_dir: Path) -> Path:
+    """An empty store in `data_dir`: reads (`stats`, `search`) of a data dir or store that is
+    not there are an error, so a test that reads an untouched memory makes one first."""
+    from memfuse.api import MemFuse
+    from memfuse.settings import load_settings
+
+    with MemFuse.open(data_dir, None, settings=load_settings(data_dir=data_dir)):
+        pass
+    return data_dir
+
+
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data_dir = tmp_path_factory.mktemp("cli")
@@ -57,6 +68,7 @@ def test_search_prints_provenance_and_json(ingested: Path) -> None:
         "hybrid",
         "-k",
         "3",
+        "--admin",
         data_dir=ingested,
     ).stdout
     assert "camera_doorbell" in out and "h_006" in out and "seed(" in out
@@ -68,6 +80,7 @@ def test_search_prints_provenance_and_json(ingested: Path) -> None:
         "-k",
         "4",
         "--json",
+        "--admin",
         data_dir=ingested,
     ).stdout.splitlines()
     entries = [json.loads(line) for line in lines]
@@ -89,7 +102,7 @@ def test_bad_batch_is_one_line_error_and_writes_nothing(tmp_path: Path) -> None:
     )
     path = tmp_path / "batch.jsonl"
     path.write_text("\n".join([*good, bad]) + "\n")
-    data_dir = tmp_path / "data"
+    data_dir = empty_memory(tmp_path / "data")
     result = memfuse("ingest", str(path), data_dir=data_dir, check=False)
     assert result.returncode == 1
     assert result.stderr.strip().count("\n") == 0
@@ -101,14 +114,14 @@ def test_bad_batch_is_one_line_error_and_writes_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (("search", "x", "--system", "oracle"), "unknown system"),
-        (("search", "x", "--time", "notatime"), "--time"),
+        (("search", "x", "--admin", "--system", "oracle"), "unknown system"),
+        (("search", "x", "--admin", "--time", "notatime"), "--time"),
         (("ingest", "/no/such/file.jsonl"), "no such file"),
-        (("search", "x", "--time", "0001-01-01"), "supported range"),
+        (("search", "x", "--admin", "--time", "0001-01-01"), "supported range"),
     ],
 )
 def test_bad_arguments_fail_cleanly(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:
-    result = memfuse(*args, data_dir=tmp_path, check=False)
+    result = memfuse(*args, data_dir=empty_memory(tmp_path), check=False)
     assert result.returncode != 0
     assert needle in result.stderr
     assert "Traceback" not in result.stderr
@@ -130,7 +143,7 @@ def test_a_timestamp_at_the_edge_of_time_is_one_line_and_writes_nothing(
     )
     path = tmp_path / "batch.jsonl"
     path.write_text("\n".join([*good, edge]) + "\n")
-    result = memfuse("ingest", str(path), data_dir=tmp_path / "data", check=False)
+    result = memfuse("ingest", str(path), data_dir=empty_memory(tmp_path / "data"), check=False)
     assert result.returncode == 1 and result.stderr.strip().count("\n") == 0
     assert "edge" in result.stderr and "supported range" in result.stderr
     stats = memfuse("stats", data_dir=tmp_path / "data").stdout
@@ -169,7 +182,7 @@ def test_hostile_event_text_prints_as_data(tmp_path: Path) -> None:
     path = tmp_path / "hostile.jsonl"
     path.write_text(json.dumps(event) + "\n")
     memfuse("ingest", str(path), "--mode", "plain", data_dir=tmp_path / "data")
-    out = memfuse("search", "parcel [/i]", data_dir=tmp_path / "data").stdout
+    out = memfuse("search", "parcel [/i]", "--admin", data_dir=tmp_path / "data").stdout
     assert "[/i]" in out and "cam_[b]hall" in out
     assert "\x1b" not in out and "\u202e" not in out
     assert not any(line.lstrip("│ ").startswith("Question:") for line in out.splitlines())
@@ -217,6 +230,7 @@ def test_a_second_writer_gets_one_line_and_writes_nothing(tmp_path: Path) -> Non
     one line naming it; reading (`stats`) still works, and nothing was written."""
     from memory.writer_lock import WriterLock
 
+    empty_memory(tmp_path)
     with WriterLock.for_store(tmp_path, "default"):
         result = memfuse("ingest", str(SAMPLE), "--mode", "plain", data_dir=tmp_path, check=False)
         assert result.returncode == 1 and result.stderr.strip().count("\n") == 0

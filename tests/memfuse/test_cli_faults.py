@@ -144,6 +144,7 @@ def test_a_read_only_data_dir_still_reads(read_only: tuple[Path, list[str]]) -> 
         "-k",
         "3",
         "--json",
+        "--admin",
         "--data-dir",
         str(data),
         prefix=prefix,
@@ -171,7 +172,9 @@ def test_a_write_to_a_read_only_data_dir_is_one_line_and_writes_nothing(
 # --- b. --data-dir that is a regular file -------------------------------------------------
 
 
-@pytest.mark.parametrize("command", [("stats",), ("search", "cat"), ("ingest", str(SAMPLE))])
+@pytest.mark.parametrize(
+    "command", [("stats",), ("search", "cat", "--admin"), ("ingest", str(SAMPLE))]
+)
 def test_a_data_dir_that_is_a_file_is_one_line(tmp_path: Path, command: tuple[str, ...]) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("not a data dir\n")
