@@ -41,12 +41,9 @@ def test_each_person_lists_and_finds_only_what_they_may_see(household: Path) -> 
     found = memfuse("search", "Tom sleep watch", "--user", "Anna", "--json", data_dir=household)
     ids = {json.loads(line).get("node_id") for line in found.stdout.splitlines()}
     assert ids and not ids & toms
-    hidden = memfuse("show", sorted(toms)[0], "--user", "Anna", data_dir=household, check=False)
+    hidden = memfuse("show", min(toms), "--user", "Anna", data_dir=household, check=False)
     assert hidden.returncode == 1 and "not found" in hidden.stderr
-    assert (
-        "private:Tom"
-        in memfuse("show", sorted(toms)[0], "--user", "Tom", data_dir=household).stdout
-    )
+    assert "private:Tom" in memfuse("show", min(toms), "--user", "Tom", data_dir=household).stdout
 
 
 def test_a_read_must_say_who_asks(household: Path) -> None:
