@@ -103,6 +103,37 @@ class PreparedStore:
     ingest_seconds: float
     built_now: bool
     mode: IngestMode
+    cache: str | None = None
+    """'cold' (the build embedded most of its texts) or 'warm' (it found them in the embedding
+    cache); None for a store built before this was recorded."""
+
+
+def embedding_misses(embedder: Any) -> int | None:
+    """Texts the embedder has had to embed so far (None: it keeps no cache, so every text)."""
+    misses = getattr(embedder, "misses", None)
+    return misses if isinstance(misses, int) else None
+
+
+def cache_state(misses: int | None, events: int) -> str:
+    """A build is cold when it embedded at least half of its events' texts."""
+    return "cold" if misses is None or misses * 2 >= max(events, 1) else "warm"
+
+
+def sample_questions(questions: Sequence[BenchQuestion], limit: int | None) -> list[BenchQuestion]:
+    """The first `limit` questions taken round-robin over the categories (in file order within
+    each), so a small limit still scores every category; all of them without a limit."""
+    if not limit or limit >= len(questions):
+        return list(questions)
+    by_category: dict[str, list[BenchQuestion]] = {}
+    for question in questions:
+        by_category.setdefault(question.category, []).append(question)
+    picked: list[BenchQuestion] = []
+    for depth in range(max(len(q) for q in by_category.values())):
+        for queue in by_category.values():
+            if depth < len(queue) and len(picked) < limit:
+                picked.append(queue[depth])
+    order = {id(q): i for i, q in enumerate(questions)}
+    return sorted(picked, key=lambda q: order[id(q)])
 
 
 class StoreCache:
@@ -138,7 +169,8 @@ class StoreCache:
         if marker.is_file():
             record = json.loads(marker.read_text())
             store = self._open(root / record["build"], record["namespace"])
-            return PreparedStore(store, float(record["ingest_seconds"]), False, mode)
+            seconds = float(record["ingest_seconds"])
+            return PreparedStore(store, seconds, False, mode, record.get("embedding_cache"))
         for stale in root.glob("build-*"):
             shutil.rmtree(stale, ignore_errors=True)
         build = f"build-{secrets.token_hex(4)}"
@@ -146,9 +178,17 @@ class StoreCache:
         store = self._open(root / build, namespace)
         try:
             _ = self.embedder.dim  # load the model before the clock starts: not ingest time
+            misses_before = embedding_misses(self.embedder)
             start = time.perf_counter()
             report = mode(store, scenario.events, self.progress)
             seconds = time.perf_counter() - start
+            misses_after = embedding_misses(self.embedder)
+            misses = (
+                None
+                if misses_before is None or misses_after is None
+                else misses_after - misses_before
+            )
+            cache = cache_state(misses, len(scenario.events))
         except BaseException:
             store.close()
             raise
@@ -162,13 +202,14 @@ class StoreCache:
             "embedding_model": self.embedder.model_id,
             "events": len(scenario.events),
             "ingest_seconds": seconds,
+            "embedding_cache": cache,
             "report": report.model_dump(mode="json"),
             "built_at": datetime.now().isoformat(timespec="seconds"),
         }
         tmp = marker.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=1))
         tmp.replace(marker)
-        return PreparedStore(store, seconds, True, mode)
+        return PreparedStore(store, seconds, True, mode, cache)
 
     def _open(self, folder: Path, namespace: str) -> Any:
         from memory.store import MemoryStore
@@ -373,6 +414,7 @@ class _Runner:
         self.rounds: dict[str, list[float]] = {s.name: [] for s in systems}
         self.extras: dict[str, list[dict[str, float]]] = {s.name: [] for s in systems}
         self.ingest_seconds: dict[str, float] = {s.name: 0.0 for s in systems}
+        self.ingest_by_cache: dict[str, dict[str, float]] = {s.name: {} for s in systems}
         self.ingest_events: dict[str, int] = {s.name: 0 for s in systems}
         self.ingest_extras: dict[str, list[Mapping[str, float]]] = {s.name: [] for s in systems}
         self.records: list[dict[str, Any]] = []
@@ -390,7 +432,7 @@ class _Runner:
             total = len(self.dataset.scenarios) * len(self.systems)
             task = bar.add_task("scenarios × systems", total=total)
             for scenario in self.dataset.scenarios:
-                questions = scenario.questions[: self.limit] if self.limit else scenario.questions
+                questions = sample_questions(scenario.questions, self.limit)
                 for mode_name in modes:
                     self._run_mode(bar, scenario, questions, INGESTORS[mode_name], task)
 
@@ -414,6 +456,11 @@ class _Runner:
             extra = dict(mode.extra_metrics(prepared.store, scenario)) if mode.extra_metrics else {}
             for system in (s for s in self.systems if s.ingest_mode == mode.name):
                 self.ingest_seconds[system.name] += prepared.ingest_seconds
+                if prepared.cache is not None:
+                    by_cache = self.ingest_by_cache[system.name]
+                    by_cache[prepared.cache] = (
+                        by_cache.get(prepared.cache, 0.0) + prepared.ingest_seconds
+                    )
                 self.ingest_events[system.name] += len(scenario.events)
                 if extra:
                     self.ingest_extras[system.name].append(extra)
@@ -453,6 +500,9 @@ class _Runner:
             measures = self.measures[system.name]
             overall = aggregate([m for m in measures if m.category not in apart], with_judge)
             overall["ingest_seconds"] = self.ingest_seconds[system.name]
+            by_cache = self.ingest_by_cache[system.name]
+            overall["ingest_cold_seconds"] = by_cache.get("cold")
+            overall["ingest_warm_seconds"] = by_cache.get("warm")
             seconds, events = self.ingest_seconds[system.name], self.ingest_events[system.name]
             overall["ingest_events_per_s"] = events / seconds if seconds > 0 else None
             overall["mean_rounds"] = mean(self.rounds[system.name])
@@ -473,7 +523,10 @@ class _Runner:
         if self.scorer is None:
             notes.insert(0, NO_LLM_NOTE)
         if self.limit:
-            notes.append(f"limit: the first {self.limit} question(s) of every scenario")
+            notes.append(
+                f"limit: {self.limit} question(s) of every scenario, taken round-robin over "
+                "its categories"
+            )
         if self.as_asker:
             per_system = self.unrestricted // max(len(self.systems), 1)
             notes.append(

@@ -22,7 +22,8 @@ METRIC_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("context_tokens", "ctx tokens", "tokens", "int"),
     ("search_p50_ms", "p50 ms", "p50ms", "ms"),
     ("search_p95_ms", "p95 ms", "p95ms", "ms"),
-    ("ingest_seconds", "ingest s", "ingest", "s"),
+    ("ingest_cold_seconds", "ingest cold s", "ingest cold", "s"),
+    ("ingest_warm_seconds", "ingest warm s", "ingest warm", "s"),
 )
 NA = "–"
 NO_LLM_BANNER = (
@@ -136,8 +137,11 @@ METHOD_NOTES = """\
 - **p50/p95 ms**: nearest-rank percentiles of per-question retrieval wall time
   (search + context assembly). Question texts are embedded before timing starts, so the
   numbers compare searches; texts a system writes itself (rewrites) are encoded on its clock.
-- **ingest s**: seconds to build the system's stores over all scenarios, measured by the run
-  that built them (stores are cached); reported in Overall only.
+- **ingest cold / warm s**: seconds to build the system's stores over all scenarios,
+  measured by the run that built them (stores are cached); a build is *cold* when it had to
+  embed at least half of its texts (empty embedding cache), *warm* when it found them in the
+  cache, so the column no longer depends on which system's ingest ran first; – when no build
+  of that kind happened. Overall only.
 - All means are question-macro: Overall is not the mean of the category means.
   Categories reported apart (LoCoMo adversarial) are left out of Overall.
 - long_context gets every event up to the question time, so its recall is 1 by
@@ -159,7 +163,8 @@ def _method_notes(k: int, llm_model: str | None) -> list[str]:
 
 
 def plot_recall_by_category(results: Mapping[str, Any], path: Path) -> Path:
-    """Grouped bars: categories on the x axis, one bar per system in each group."""
+    """Grouped bars: an Overall group, then one group per category (with its n), one bar per
+    system in each group, each bar labelled with its value."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -167,18 +172,29 @@ def plot_recall_by_category(results: Mapping[str, Any], path: Path) -> Path:
 
     cats = categories(results)
     systems = list(results["systems"])
+    groups = ["overall", *cats]
+
+    def block(name: str, group: str) -> Mapping[str, Any]:
+        system = results["systems"][name]
+        return system["overall"] if group == "overall" else system["by_category"].get(group, {})
+
+    def label(group: str) -> str:
+        n = max((block(s, group).get("n_questions") or 0) for s in systems)
+        return f"{'Overall' if group == 'overall' else group}\n(n={n})"
+
     width = 0.8 / max(len(systems), 1)
-    fig, ax = plt.subplots(figsize=(max(7.0, 1.2 * len(cats) + 3), 4.5))
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.5 * len(groups) + 3), 5.0))
     for i, name in enumerate(systems):
-        by_cat = results["systems"][name]["by_category"]
-        values = [by_cat.get(c, {}).get("evidence_recall") or 0.0 for c in cats]
-        positions = [x + (i - (len(systems) - 1) / 2) * width for x in range(len(cats))]
-        ax.bar(positions, values, width, label=name)
-    ax.set_xticks(range(len(cats)))
-    ax.set_xticklabels(cats, rotation=20, ha="right")
+        values = [block(name, g).get("evidence_recall") or 0.0 for g in groups]
+        positions = [x + (i - (len(systems) - 1) / 2) * width for x in range(len(groups))]
+        bars = ax.bar(positions, values, width, label=name)
+        ax.bar_label(bars, labels=[f"{v:.2f}" for v in values], fontsize=6, rotation=90, padding=2)
+    ax.axvline(0.5, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([label(g) for g in groups], rotation=20, ha="right")
     ax.set_xlabel("question category")
     ax.set_ylabel(f"evidence recall@{results['k']}")
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.15)
     ax.set_title(f"Evidence recall by category: {Path(str(results['dataset'])).name}")
     ax.legend(title="system", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()

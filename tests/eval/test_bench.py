@@ -241,3 +241,37 @@ def test_the_fused_store_cache_key_follows_the_llm_model(monkeypatch: pytest.Mon
     with_a = systems_module._fusion_config_key()
     monkeypatch.setenv("MEMFUSE_LLM_MODEL", "model-b")
     assert len({offline, with_a, systems_module._fusion_config_key()}) == 3
+
+
+def test_limit_samples_every_category_round_robin() -> None:
+    from datetime import datetime
+
+    from eval.bench import sample_questions
+    from memory.formats.models import BenchQuestion
+
+    def q(i: int, category: str) -> BenchQuestion:
+        return BenchQuestion(
+            question_id=f"q{i}",
+            category=category,
+            question=f"question {i}",
+            answer="a",
+            time=datetime(2026, 1, 1),
+        )
+
+    # ordered by category, as benchmark files are
+    questions = [q(i, c) for i, c in enumerate(["causal"] * 5 + ["fusion"] * 5 + ["conflict"] * 2)]
+    picked = sample_questions(questions, 6)
+    assert [p.question_id for p in picked] == ["q0", "q1", "q5", "q6", "q10", "q11"]
+    assert {p.category for p in sample_questions(questions, 3)} == {"causal", "fusion", "conflict"}
+    assert sample_questions(questions, None) == questions
+    assert sample_questions(questions, 50) == questions
+
+
+def test_a_build_is_cold_when_it_embedded_most_texts() -> None:
+    from eval.bench import cache_state
+
+    assert cache_state(None, 10) == "cold"  # no cache: everything is embedded
+    assert cache_state(10, 10) == "cold"
+    assert cache_state(5, 10) == "cold"
+    assert cache_state(4, 10) == "warm"
+    assert cache_state(0, 0) == "warm"
