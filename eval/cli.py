@@ -37,11 +37,35 @@ def synth(
         help="Drop the people tags (characters) of events from devices that cannot know who "
         "is there (motion, door, climate, lights, appliances...; see eval/person_blind.py).",
     ),
+    llm: bool = typer.Option(
+        False,
+        "--llm",
+        help="Run the synthesis graph with the LLM drafting, reviewing and correcting every "
+        "stage (needs MEMFUSE_LLM_MODEL); a line per accepted stage on stderr.",
+    ),
+    checkpoint: Path | None = typer.Option(
+        None,
+        "--checkpoint",
+        help="SQLite file of the synthesis graph's checkpoints: run the same command again to "
+        "continue an interrupted run (finished scenarios are read back, not redone). Without "
+        "--llm: the graph with the procedural drafts and the deterministic review.",
+    ),
 ) -> None:
-    """Generate a MemFuseBench file procedurally (no LLM) and print its statistics."""
-    from eval.synth import synth_command
+    """Generate a MemFuseBench file and print its statistics: procedurally (no LLM) by default,
+    or through the synthesis graph (--llm, --checkpoint)."""
+    if llm or checkpoint is not None:
+        import sys
 
-    stats_ = synth_command(scenarios=scenarios, seed=seed, out=out, person_blind=person_blind)
+        from eval.synth.stages import graph_synth_command
+
+        stats_ = graph_synth_command(
+            scenarios, seed, out, llm=llm, checkpoint=checkpoint, person_blind=person_blind,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
+        )  # fmt: skip
+    else:
+        from eval.synth import synth_command
+
+        stats_ = synth_command(scenarios=scenarios, seed=seed, out=out, person_blind=person_blind)
     console().print(stats_.render())
     console().print(f"wrote {out}")
 
@@ -250,3 +274,27 @@ def show_question(
     from eval.showcase import show_question as run
 
     run(dataset, index=index, system=system, data_dir=data_dir, out=console())
+
+
+@app.command("check-dataset")
+def check_dataset(
+    file: Path = typer.Argument(..., help="A MemFuseBench JSON file."),
+    fmt: str | None = typer.Option(
+        None, "--format", help="memfusebench | locomo (default: detect; LoCoMo is not checked)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Every issue as JSON on stdout."),
+) -> None:
+    """Run every deterministic check of the synthesis pipeline on a benchmark file; exit 1 if
+    any issue is found (the independent checker a synthesized file must pass)."""
+    import sys
+
+    from eval.check import check_dataset as run_checks
+    from eval.check import render
+
+    report = run_checks(file, fmt)
+    if as_json:
+        sys.stdout.write(report.to_json() + "\n")
+    else:
+        render(report, console())
+    if not report.passed:
+        raise SystemExit(1)

@@ -16,7 +16,7 @@ import typer
 from memfuse import cli
 
 GROUP = cli.PLUGIN_GROUP
-BENCH_COMMANDS = ["synth", "bench", "bench-perf", "optimize", "show-question"]
+BENCH_COMMANDS = ["synth", "bench", "bench-perf", "optimize", "show-question", "check-dataset"]
 
 
 def _names(app: typer.Typer) -> list[str]:

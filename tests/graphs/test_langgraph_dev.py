@@ -220,6 +220,7 @@ def test_all_graphs_are_served(served: Served) -> None:
         "answer",
         "fusion",
         "retrieval",
+        "synthesis",
     ]
 
 

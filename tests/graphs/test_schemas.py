@@ -13,11 +13,17 @@ import pytest
 from graphs.answer.graph import graph as answer_graph
 from graphs.fusion.graph import graph as fusion_graph
 from graphs.retrieval.graph import graph as retrieval_graph
+from graphs.synthesis.graph import graph as synthesis_graph
 
 REPO = Path(__file__).resolve().parents[2]
-GRAPHS = {"fusion": fusion_graph, "retrieval": retrieval_graph, "answer": answer_graph}
+GRAPHS = {
+    "fusion": fusion_graph,
+    "retrieval": retrieval_graph,
+    "answer": answer_graph,
+    "synthesis": synthesis_graph,
+}
 JSON_TYPES = {"string", "integer", "number", "boolean", "null", "array", "object"}
-PYTHON_ONLY = {"store", "lm", "settings", "reader", "program"}
+PYTHON_ONLY = {"store", "lm", "settings", "reader", "program", "generators"}
 
 
 def schemas(graph: Any) -> dict[str, dict[str, Any]]:

@@ -1,0 +1,24 @@
+"""MemFuseBench's Scene-to-Sensor synthesis (the paper's six stages with reviewer-corrector
+validation) as a LangGraph. `graph` is the compiled graph served as `synthesis`; `synthesize`
+drives one household-week, resumable from a SQLite checkpoint file; `StageGenerators` is what a
+caller injects to write the drafts offline (`eval.synth.stages.ProceduralStages`)."""
+
+from graphs.synthesis.context import StageGenerators, SynthesisContext
+from graphs.synthesis.graph import builder, graph
+from graphs.synthesis.run import SynthesisFailedError, SynthesisRun, synthesize, thread_id_for
+from graphs.synthesis.state import ReviewRound, SynthesisInput, SynthesisOutput, SynthesisRequest
+
+__all__ = [
+    "ReviewRound",
+    "StageGenerators",
+    "SynthesisContext",
+    "SynthesisFailedError",
+    "SynthesisInput",
+    "SynthesisOutput",
+    "SynthesisRequest",
+    "SynthesisRun",
+    "builder",
+    "graph",
+    "synthesize",
+    "thread_id_for",
+]

@@ -1,0 +1,105 @@
+"""Run-time knobs of the synthesis graph, and who writes a stage's drafts.
+
+The shared fields (policy, LLM) and the rules for live objects are
+`graphs.context.RunContext`'s; this adds the review loop's bounds and one live object, the
+injected `generators` (`StageGenerators`): who writes each stage's first draft when the LLM
+does not. The procedural generator of `eval.synth` is such an object (`eval.synth.stages`),
+handed in by its caller: `graphs` may not import `eval`, so the offline twins reach the graph
+the way stores and programs do, as constructor arguments that are not form fields.
+
+Who does what in a run:
+
+- draft: the injected generators when there are some, else the LLM's `Generate*` programs
+  (`signatures.synthesis`); neither is a configuration error;
+- review: the deterministic checks always, then the LLM reviewer when an LM is in play and
+  the code found nothing;
+- correct: the LLM corrector; with no LM there is nothing to correct, so a draft with issues is
+  regenerated (`max_regenerations`) and then reported.
+
+The synthesis graph opens no memory store: it asks `graphs.resources` for the settings and the
+decision LM only (`synthesis_lm`), so `data_dir` and `namespace` play no part in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import InitVar, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from graphs.context import Hidden, RunContext, about
+from graphs.resources import decision_lm, run_settings
+from graphs.synthesis.state import SynthesisRequest
+from memory.errors import ConfigurationError
+from memory.formats.stages import Artifacts, Stage
+
+
+@runtime_checkable
+class StageGenerators(Protocol):
+    """Writes the first draft of a stage from the request and what the stages before accepted.
+
+    Returns that stage's artifact model (`memory.formats.stages`: Persona, Timeline, Stream,
+    QuestionPool, QuestionPool, Scenario). Called again for a regeneration."""
+
+    def generate(self, stage: Stage, request: SynthesisRequest, artifacts: Artifacts) -> BaseModel:
+        """The draft of `stage`."""
+        ...
+
+
+_NO_LM = object()
+
+
+@dataclass(kw_only=True)
+class SynthesisContext(RunContext):
+    """How one synthesis run reviews and repairs its drafts."""
+
+    max_corrections: int = field(
+        default=3,
+        metadata=about(
+            "Corrections of one draft before it is given up (its stage is then regenerated)."
+        ),
+    )
+    max_regenerations: int = field(
+        default=1,
+        metadata=about(
+            "Fresh drafts of a stage whose corrections ran out; when those fail too, the run "
+            "stops and reports the stage and its remaining issues."
+        ),
+    )
+    generators: InitVar[Hidden] = None
+
+    def __post_init__(self, store: Any, settings: Any, lm: Any, generators: Any) -> None:
+        super().__post_init__(store, settings, lm)
+        if generators is not None and not isinstance(generators, StageGenerators):
+            raise ConfigurationError(
+                f"generators must have a generate(stage, request, artifacts) method, got "
+                f"{type(generators).__name__}"
+            )
+        self._generators = generators
+
+    def check(self) -> None:
+        super().check()
+        for name in ("max_corrections", "max_regenerations"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError(f"{name} must be >= 0, got {getattr(self, name)}")
+
+    def stage_generators(self) -> StageGenerators | None:
+        """The injected generators (None: the LLM drafts)."""
+        generators: StageGenerators | None = self.__dict__.get("_generators")
+        return generators
+
+
+def context_of(runtime: Runtime[SynthesisContext] | None) -> SynthesisContext:
+    """The run's context; a default one when the caller gave none."""
+    context = getattr(runtime, "context", None)
+    return context if context is not None else SynthesisContext()
+
+
+def synthesis_lm(context: SynthesisContext) -> Any | None:
+    """The decision LM the policy calls for (None: no LLM in play), resolved once per context."""
+    cached = context.__dict__.get("_synthesis_lm", _NO_LM)
+    if cached is _NO_LM:
+        cached = decision_lm(context, run_settings(context))
+        context.__dict__["_synthesis_lm"] = cached
+    return cached

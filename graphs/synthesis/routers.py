@@ -1,0 +1,31 @@
+"""Where the synthesis graph goes next: the review loop's bounds are enforced here."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.runtime import Runtime
+
+from graphs.synthesis.context import SynthesisContext, context_of, synthesis_lm
+from graphs.synthesis.state import Progress
+
+
+def after_review(
+    state: Progress, runtime: Runtime[SynthesisContext]
+) -> Literal["accept", "correct", "regenerate", "give_up"]:
+    """Nothing found: accept. Issues: correct while there is an LLM corrector, a readable draft
+    and corrections left; then regenerate while regenerations are left; then give up."""
+    if not state.issues:
+        return "accept"
+    context = context_of(runtime)
+    correctable = state.candidate is not None and synthesis_lm(context) is not None
+    if correctable and state.corrections < context.max_corrections:
+        return "correct"
+    if state.regenerations < context.max_regenerations:
+        return "regenerate"
+    return "give_up"
+
+
+def after_accept(state: Progress) -> Literal["generate", "finish"]:
+    """The next stage, or the end when the last one was accepted."""
+    return "generate" if state.stage is not None else "finish"
