@@ -24,7 +24,7 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export LANGSMITH_TRACING := false
 
-.PHONY: install lock test torture demo lint bench perf clean
+.PHONY: install lock postgres test torture demo lint bench perf clean
 
 install: $(STAMP)
 
@@ -48,6 +48,15 @@ lock:
 	printf '%s\n' $(LOCK_EXTRA) | $(UV) pip compile pyproject.toml - --extra test \
 		$(LOCK_TARGET) $(TORCH_SOURCE) --generate-hashes --custom-compile-command "make lock" \
 		$(LOCK_FLAGS) -o $(LOCK)
+
+# The PostgreSQL server binaries (initdb, pg_ctl) the PostgreSQL store tests start a throwaway
+# server with: Debian's `postgresql` package, installed only when missing (needs root and apt;
+# elsewhere install it by hand). Without it those tests are skipped, except in CI (CI=true).
+postgres:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; \
+	then echo "PostgreSQL server binaries: found"; \
+	else DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; fi
 
 test: install
 	$(PY) -m pytest -q

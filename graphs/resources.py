@@ -94,6 +94,7 @@ def _open(data_dir: Path | str, namespace: str, settings: MemFuseSettings) -> _H
             embedding=embedding_config(settings, Path(data_dir).expanduser()),
             chroma_host=settings.chroma_host,
             chroma_port=settings.chroma_port,
+            database_url=settings.database_url,
         )
         held = _STORES[key] = _Held(store)
     return held

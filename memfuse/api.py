@@ -43,9 +43,11 @@ IngestMode = Literal["fused", "plain"]
 SEARCH_SYSTEMS = ("memfuse", "naive_rag", "bm25", "hybrid")
 
 
-def require_store(root: Path, namespace: str) -> None:
+def require_store(root: Path, namespace: str, database_url: str | None = None) -> None:
     """A read needs a memory to read: a missing data dir or store is a one-line error, never
-    an empty result that looks like "you have no memories"."""
+    an empty result that looks like "you have no memories". The store is the SQLite file, or
+    with a database URL (default: MEMFUSE_DATABASE_URL) the namespace's PostgreSQL schema."""
+    database_url = database_url if database_url is not None else load_settings().database_url
     root = Path(root).expanduser()
     if root.exists() and not root.is_dir():
         raise DataDirError(
@@ -62,7 +64,17 @@ def require_store(root: Path, namespace: str) -> None:
             f"data dir {root} does not exist: nothing to read (ingest first, or point "
             "--data-dir / MEMFUSE_DATA_DIR at your memory)",
         )
-    if not (root / f"{namespace}.sqlite").is_file():
+    if database_url:
+        from memory.pg import redacted, store_exists
+
+        if not store_exists(database_url, namespace):
+            raise DataDirError(
+                redacted(database_url),
+                "no store",
+                f"{redacted(database_url)} holds no store {namespace!r}: nothing to read "
+                "(ingest first, or check --namespace)",
+            )
+    elif not (root / f"{namespace}.sqlite").is_file():
         raise DataDirError(
             root,
             "no store",
@@ -164,7 +176,9 @@ class MemFuse(Governance):
             root = Path(getattr(store, "data_dir", settings.data_dir))
             name = str(getattr(store, "namespace", settings.namespace))
             read_only = bool(getattr(store, "read_only", False))
-            audit = AuditLog.for_store(root, name, read_only=read_only)
+            audit = AuditLog.for_store(
+                root, name, read_only=read_only, database_url=settings.database_url
+            )
         self.audit = audit
 
     @classmethod
@@ -186,9 +200,9 @@ class MemFuse(Governance):
         root = Path(data_dir) if data_dir is not None else settings.data_dir
         name = namespace or settings.namespace
         if must_exist:
-            require_store(root, name)
+            require_store(root, name, settings.database_url)
         root.mkdir(parents=True, exist_ok=True)
-        lock = WriterLock.for_store(root, name, wait_seconds)
+        lock = WriterLock.for_store(root, name, wait_seconds, settings.database_url)
         if writer:
             lock.acquire()  # before the store reads its view: it then sees every earlier write
         try:

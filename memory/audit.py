@@ -234,7 +234,18 @@ class AuditLog:
         self._clock = clock or partial(datetime.now, UTC)
 
     @classmethod
-    def for_store(cls, data_dir: Path, namespace: str, *, read_only: bool = False) -> AuditLog:
+    def for_store(
+        cls,
+        data_dir: Path,
+        namespace: str,
+        *,
+        read_only: bool = False,
+        database_url: str | None = None,
+    ) -> AuditLog:
+        """The namespace's log: next to its SQLite file, or with a database URL in its
+        PostgreSQL schema (`PostgresAuditLog`), wherever the store itself lives."""
+        if database_url:
+            return PostgresAuditLog(database_url, namespace, read_only=read_only)
         return cls(Path(data_dir) / f"{namespace}.audit.jsonl", read_only=read_only)
 
     def append(
@@ -464,3 +475,260 @@ def _link_problems(entry: AuditEntry, previous: AuditEntry | None, salt: object)
         if node_id is not None and isinstance(salt, str) and id_digest(salt, node_id) != digest:
             problems.append(f"id #{index} does not match its digest (an id was edited)")
     return problems
+
+
+class PostgresAuditLog(AuditLog):
+    """The audit log of a store kept on PostgreSQL (`memory.pg`): the same entries, chain,
+    redaction and `verify`, in two tables of the namespace's schema. `audit_log` holds each
+    entry's JSON line exactly as the file would (keyed by seq), `audit_head` the latest seq and
+    hash. An append is one transaction under the namespace's audit lock (the file's `flock`),
+    so log and head move together and no tail is ever cut short: a head that disagrees with
+    the rows, like any line that fails the chain, means someone changed the tables by hand."""
+
+    def __init__(
+        self,
+        url: str,
+        namespace: str,
+        *,
+        read_only: bool = False,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        from memory.pg import redacted, schema_for
+
+        self.url = url
+        self.schema = schema_for(namespace)
+        super().__init__(Path(f"{self.schema}.audit_log"), read_only=read_only, clock=clock)
+        self.where = f"{redacted(url)} (table {self.schema}.audit_log)"
+        self.head_path = Path("audit_head")  # named in verify's problems
+        self._ready = False
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        from memory.pg import connect
+
+        conn = connect(self.url, self.where)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _ensure_tables(self, conn: Any) -> None:
+        if self._ready:
+            return
+        from psycopg import sql
+
+        from memory.pg import ensure_schema
+
+        schema = sql.Identifier(self.schema)
+        with conn.transaction():
+            self._lock(conn)
+            ensure_schema(conn, self.schema)
+            conn.execute(
+                sql.SQL(
+                    "CREATE TABLE IF NOT EXISTS {}.audit_log "
+                    "(seq BIGINT PRIMARY KEY, line TEXT NOT NULL)"
+                ).format(schema)
+            )
+            conn.execute(
+                sql.SQL(
+                    "CREATE TABLE IF NOT EXISTS {}.audit_head (id INT PRIMARY KEY CHECK (id = 0), "
+                    "seq BIGINT NOT NULL, hash TEXT NOT NULL)"
+                ).format(schema)
+            )
+        self._ready = True
+
+    def _lock(self, conn: Any) -> None:
+        from memory.pg import AUDIT_LOCK, lock_key
+
+        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (AUDIT_LOCK, lock_key(self.schema)))
+
+    def _table(self, name: str) -> Any:
+        from psycopg import sql
+
+        return sql.Identifier(self.schema, name)
+
+    def _has_tables(self, conn: Any) -> bool:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = %s "
+            "AND tablename IN ('audit_log', 'audit_head')",
+            (self.schema,),
+        ).fetchone()
+        return bool(row and row[0] == 2)
+
+    def _rows(self, conn: Any) -> list[tuple[int, str]]:
+        from psycopg import sql
+
+        if not self._has_tables(conn):
+            return []
+        query = sql.SQL("SELECT seq, line FROM {} ORDER BY seq").format(self._table("audit_log"))
+        return [(int(seq), str(line)) for seq, line in conn.execute(query)]
+
+    def _damaged(self, line: str, where: str) -> AuditEntry:
+        try:
+            return _parsed(line.encode())
+        except _BadLine as exc:
+            raise DamagedFileError(self.where, f"{where} is not a valid entry: {exc}", RECOVERY)
+
+    def _salt_of(self, conn: Any) -> str:
+        from psycopg import sql
+
+        query = sql.SQL("SELECT line FROM {} ORDER BY seq LIMIT 1").format(self._table("audit_log"))
+        row = conn.execute(query).fetchone() if self._has_tables(conn) else None
+        if row is None:
+            raise LookupError(f"audit log {self.where} has no complete entry yet")
+        genesis = self._damaged(row[0], "the first entry")
+        if genesis.op != "genesis" or not isinstance(salt := genesis.details.get("salt"), str):
+            raise DamagedFileError(self.where, "the first entry is not a genesis entry", RECOVERY)
+        return salt
+
+    def append_many(self, entries: Sequence[tuple[str, dict[str, Any]]]) -> list[AuditEntry]:
+        if self.read_only:
+            raise AuditReadOnlyError(self.where)
+        drafts = [_draft(op, args) for op, args in entries]
+        if not drafts:
+            return []
+        from psycopg import sql
+
+        with self._connection() as conn:
+            self._ensure_tables(conn)
+            with conn.transaction():
+                self._lock(conn)  # under it: another process may have appended
+                last_row = conn.execute(
+                    sql.SQL("SELECT line FROM {} ORDER BY seq DESC LIMIT 1").format(
+                        self._table("audit_log")
+                    )
+                ).fetchone()
+                time = _utc(self._clock()).strftime("%Y-%m-%dT%H:%M:%SZ")
+                made: list[AuditEntry] = []
+                if last_row is None:
+                    salt = secrets.token_hex(16)
+                    details = {"salt": salt, "format": 1}
+                    genesis = AuditEntry(
+                        0, "", drafts[0].actor, "genesis", {}, [], [], details, "", ""
+                    )
+                    made.append(_sealed(0, time, genesis, salt, GENESIS_PREV))
+                else:
+                    made.append(self._damaged(last_row[0], "the last entry"))
+                    salt = self._salt_of(conn)
+                for draft in drafts:
+                    made.append(_sealed(made[-1].seq + 1, time, draft, salt, made[-1].hash))
+                new = made if last_row is None else made[1:]
+                with conn.cursor() as cursor:
+                    cursor.executemany(
+                        sql.SQL("INSERT INTO {} (seq, line) VALUES (%s, %s)").format(
+                            self._table("audit_log")
+                        ),
+                        [(e.seq, _line(_fields(e))[:-1].decode()) for e in new],
+                    )
+                conn.execute(
+                    sql.SQL(
+                        "INSERT INTO {} (id, seq, hash) VALUES (0, %s, %s) ON CONFLICT (id) "
+                        "DO UPDATE SET seq = excluded.seq, hash = excluded.hash"
+                    ).format(self._table("audit_head")),
+                    (new[-1].seq, new[-1].hash),
+                )
+        return new[-len(drafts) :]
+
+    def entries(
+        self,
+        *,
+        op: str | None = None,
+        actor: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        node_id: str | None = None,
+    ) -> list[AuditEntry]:
+        with self._connection() as conn:
+            rows = self._rows(conn)
+        found = [self._damaged(line, f"entry {seq}") for seq, line in rows]
+        if node_id is not None:
+            salt = found[0].details.get("salt") if found else None
+            wanted = id_digest(salt, node_id) if isinstance(salt, str) else None
+            found = [entry for entry in found if wanted in entry.id_digests]
+        return [
+            entry
+            for entry in found
+            if (op is None or entry.op == op)
+            and (actor is None or entry.actor == actor)
+            and (since is None or entry.when >= _utc(since))
+            and (until is None or entry.when <= _utc(until))
+        ]
+
+    def digest(self, node_id: str) -> str:
+        with self._connection() as conn:
+            return id_digest(self._salt_of(conn), node_id)
+
+    def redact(self, ids: Iterable[str]) -> int:
+        """Null every plaintext occurrence of `ids` in one transaction, then rewrite the table
+        (`VACUUM FULL`) so no old row version keeps them; the chain stays valid."""
+        if self.read_only:
+            raise AuditReadOnlyError(self.where)
+        targets = {node_id for node_id in ids if node_id}
+        if not targets:
+            return 0
+        from psycopg import sql
+
+        redacted = 0
+        with self._connection() as conn:
+            if not self._has_tables(conn):
+                return 0
+            table = self._table("audit_log")
+            with conn.transaction():
+                self._lock(conn)
+                changed: list[tuple[str, int]] = []
+                for seq, line in self._rows(conn):
+                    try:
+                        raw = json.loads(line)
+                        hits = sum(node_id in targets for node_id in raw["ids"])
+                    except (ValueError, TypeError, KeyError):  # not an entry: never guess
+                        if any(target in line for target in targets):
+                            raise DamagedFileError(
+                                self.where, f"entry {seq} cannot be redacted", RECOVERY
+                            ) from None
+                        continue
+                    if hits:
+                        raw["ids"] = [None if i in targets else i for i in raw["ids"]]
+                        changed.append((_line(raw)[:-1].decode(), seq))
+                        redacted += hits
+                if changed:
+                    with conn.cursor() as cursor:
+                        cursor.executemany(
+                            sql.SQL("UPDATE {} SET line = %s WHERE seq = %s").format(table),
+                            changed,
+                        )
+            if redacted:
+                conn.execute(sql.SQL("VACUUM FULL {}").format(table))
+        return redacted
+
+    def verify(self) -> VerifyReport:
+        """Walk the whole chain as of one snapshot; each problem names its entry (by row)."""
+        from psycopg import sql
+
+        problems: list[str] = []
+        with self._connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            rows = self._rows(conn)
+            head_row = (
+                conn.execute(
+                    sql.SQL("SELECT seq, hash FROM {} WHERE id = 0").format(
+                        self._table("audit_head")
+                    )
+                ).fetchone()
+                if rows or self._has_tables(conn)
+                else None
+            )
+        salt, previous, count = None, None, 0
+        for number, (_, line) in enumerate(rows, 1):
+            try:
+                entry = _parsed(line.encode())
+            except _BadLine as exc:
+                problems.append(f"line {number} is not a valid entry ({exc})")
+                continue
+            count += 1
+            if number == 1 and entry.op == "genesis":
+                salt = entry.details.get("salt")
+            problems += [f"line {number}: {p}" for p in _link_problems(entry, previous, salt)]
+            previous = entry
+        head = None if head_row is None else json.dumps({"seq": head_row[0], "hash": head_row[1]})
+        problems += self._head_problems(None if head is None else head.encode(), previous)
+        return VerifyReport(ok=not problems, entries=count, problems=problems)

@@ -1,10 +1,11 @@
-"""Typed edges between events and fused nodes: in-process adjacency, persisted in SQLite.
+"""Typed edges between events and fused nodes: in-process adjacency, persisted in SQL.
 
-Also home of `Database`, the store's one SQLite connection: a fusion plan writes fused
-rows, belong/causal/semantic edges and index entries together, and either all of that
-happens or none of it. `Database.transaction()` gives one SQLite transaction (nested
-calls join the outer one) plus an undo log, so in-memory structures touched inside a
-failed transaction are put back exactly as they were.
+Also home of `BaseDatabase`, the store's one connection, and of `Database`, its SQLite
+implementation (the default; `memory.pg.PostgresDatabase` is the other): a fusion plan
+writes fused rows, belong/causal/semantic edges and index entries together, and either all
+of that happens or none of it. `transaction()` gives one database transaction (nested calls
+join the outer one) plus an undo log, so in-memory structures touched inside a failed
+transaction are put back exactly as they were.
 """
 
 from __future__ import annotations
@@ -13,13 +14,20 @@ import errno
 import sqlite3
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol, Self
 
-from memory.errors import DataDirError, InvalidEdgeError, NodeNotFoundError, storage_fault
+from memory.errors import (
+    DataDirError,
+    InvalidEdgeError,
+    MemFuseError,
+    NodeNotFoundError,
+    storage_fault,
+)
 from memory.models import Edge, EdgeType, NodeKind
 
 _EdgeKey = tuple[str, str, str]
@@ -66,24 +74,34 @@ def _probed(uri: str) -> sqlite3.Connection:
     return conn
 
 
-class Database:
-    """One SQLite connection in WAL mode with nestable, undo-logged transactions."""
+class Cursor(Protocol):
+    """What `execute` hands back on every backend (sqlite3's cursor, psycopg's)."""
 
-    def __init__(self, path: Path, read_only: bool = False):
-        self.path = Path(path)
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class BaseDatabase(ABC):
+    """The store's one connection, on any backend, with nestable, undo-logged transactions.
+
+    The undo log lives here, the same for every backend: a backend only says how to begin,
+    commit and roll back one transaction (`_begin`, `_commit`, `_rollback`), which of its
+    errors are storage faults (`fault`), and how it runs the store's SQL. The SQL the store
+    writes is SQLite's, in the subset both backends run (see `memory.pg.translate`).
+    """
+
+    dialect: ClassVar[str]
+    where: str
+    """The store's location, for messages: a file, or a server and schema."""
+
+    def __init__(self, read_only: bool):
         self.read_only = read_only
-        try:
-            self.conn = connect_sqlite(self.path, read_only)
-            if not read_only:
-                self.conn.execute("PRAGMA journal_mode=WAL")
-                self.conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints
-                # A forgotten event must leave no bytes behind: deleted content is zeroed
-                # (see MemoryStore.forget_events, which also truncates the WAL after).
-                self.conn.execute("PRAGMA secure_delete=ON")
-        except sqlite3.Error as exc:
-            if fault := storage_fault(exc, self.path):
-                raise fault from exc
-            raise
         self.lock = threading.RLock()
         self._depth = 0
         self._undo: list[Callable[[], None]] = []
@@ -94,9 +112,9 @@ class Database:
         return self._depth > 0
 
     @contextmanager
-    def transaction(self) -> Iterator[Database]:
-        """All writes inside commit together; on any exception SQLite rolls back and every
-        registered undo runs (newest first). Nested calls join the outermost transaction."""
+    def transaction(self) -> Iterator[Self]:
+        """All writes inside commit together; on any exception the backend rolls back and
+        every registered undo runs (newest first). Nested calls join the outermost one."""
         with self.lock:
             if self._depth:
                 self._depth += 1
@@ -106,9 +124,9 @@ class Database:
                     self._depth -= 1
                 return
             try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                if fault := storage_fault(exc, self.path):
+                self._begin()
+            except Exception as exc:
+                if fault := self.fault(exc):
                     raise fault from exc
                 raise
             self._depth = 1
@@ -117,13 +135,12 @@ class Database:
             self._undo, self._after = undo, after
             try:
                 yield self
-                self.conn.execute("COMMIT")
+                self._commit()
             except BaseException as exc:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
+                self._rollback()
                 for restore in reversed(undo):
                     restore()
-                if isinstance(exc, sqlite3.Error) and (fault := storage_fault(exc, self.path)):
+                if fault := self.fault(exc):
                     raise fault from exc  # rolled back: the message may say nothing was kept
                 raise
             finally:
@@ -131,6 +148,16 @@ class Database:
                 self._undo, self._after = [], []
             for hook in after:
                 hook()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Self]:
+        """A read transaction: several reads see one committed state (no write lock taken)."""
+        with self.lock:
+            self._begin_read()
+            try:
+                yield self
+            finally:
+                self._end_read()
 
     def on_rollback(self, restore: Callable[[], None]) -> None:
         """Register how to undo an in-memory change made inside the current transaction."""
@@ -143,6 +170,91 @@ class Database:
         if not self._depth:
             raise RuntimeError("after_commit outside a transaction")
         self._after.append(hook)
+
+    def discard_new(self) -> None:
+        """Close, and remove what opening a new, empty store made (never user data)."""
+        self.close()
+
+    @abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
+
+    @abstractmethod
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor | None: ...
+
+    @abstractmethod
+    def data_version(self) -> int:
+        """A number that changes when *another* connection commits (our commits keep it)."""
+
+    @abstractmethod
+    def truncate_wal(self, attempts: int = 20) -> bool:
+        """After a forget: leave no copy of deleted rows in the backend's files (a reader
+        can keep them busy: False then, and the next forget tries again)."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def _begin(self) -> None:
+        """Begin a write transaction, taking the store's write lock (one writer at a time)."""
+
+    @abstractmethod
+    def _commit(self) -> None: ...
+
+    @abstractmethod
+    def _rollback(self) -> None:
+        """Roll back the open transaction, if the backend still has one."""
+
+    @abstractmethod
+    def _begin_read(self) -> None: ...
+
+    @abstractmethod
+    def _end_read(self) -> None: ...
+
+    @abstractmethod
+    def fault(self, exc: BaseException) -> MemFuseError | None:
+        """The one-line error a backend failure stands for (see `storage_fault`), or None."""
+
+
+class Database(BaseDatabase):
+    """One SQLite connection in WAL mode (the default backend: a file in the data dir)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: Path, read_only: bool = False):
+        super().__init__(read_only)
+        self.path = Path(path)
+        self.where = str(self.path)
+        try:
+            self.conn = connect_sqlite(self.path, read_only)
+            if not read_only:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints
+                # A forgotten event must leave no bytes behind: deleted content is zeroed
+                # (see MemoryStore.forget_events, which also truncates the WAL after).
+                self.conn.execute("PRAGMA secure_delete=ON")
+        except sqlite3.Error as exc:
+            if fault := storage_fault(exc, self.path):
+                raise fault from exc
+            raise
+
+    def _begin(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def _commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def _begin_read(self) -> None:
+        self.conn.execute("BEGIN")  # deferred: a read snapshot, no write lock taken
+
+    def _end_read(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def fault(self, exc: BaseException) -> MemFuseError | None:
+        return storage_fault(exc, self.path) if isinstance(exc, sqlite3.Error) else None
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, params)
@@ -168,6 +280,15 @@ class Database:
         """SQLite's counter of commits made by *other* connections (ours do not move it)."""
         return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
+    def discard_new(self) -> None:
+        """Close, and delete the empty file (and its WAL and shared memory) this open made."""
+        self.close()
+        for leftover in (
+            self.path,
+            *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm")),
+        ):
+            leftover.unlink(missing_ok=True)
+
     def close(self) -> None:
         with self.lock:
             self.conn.close()
@@ -188,7 +309,7 @@ class EdgeStore:
     per unordered pair. No self-loops; both endpoints must exist.
     """
 
-    def __init__(self, db: Database, kind_of: Callable[[str], NodeKind | None]):
+    def __init__(self, db: BaseDatabase, kind_of: Callable[[str], NodeKind | None]):
         self._db = db
         self._kind_of = kind_of
         self._edges: dict[_EdgeKey, Edge] = {}

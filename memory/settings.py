@@ -40,6 +40,12 @@ class MemFuseSettings(BaseSettings):
         default=None, description="Chroma server host; unset = embedded Chroma."
     )
     chroma_port: int = Field(default=8000, description="Chroma server port.")
+    database_url: str | None = Field(
+        default=None,
+        description="PostgreSQL server for events, fused nodes, edges, plan log, audit log and "
+        "writer lock (`postgresql://user:password@host:5432/db`; one schema per namespace, so "
+        "many households share one server); unset = the SQLite file in the data dir.",
+    )
 
     embedding_provider: str = Field(
         default="sentence-transformers",

@@ -6,6 +6,9 @@ Layout of a data directory:
     <data_dir>/chroma/              embedded Chroma (absent when a Chroma server is used)
     <data_dir>/embeddings.sqlite    embedding cache (default embedder)
 
+With a database URL (MEMFUSE_DATABASE_URL) the first line is the namespace's schema on a
+PostgreSQL server instead (`memory.pg`); everything below says SQLite for either backend.
+
 SQLite is authoritative; everything else is derived from it on open: BM25L and the
 temporal index are rebuilt, and the dense index is reconciled with Chroma (missing or
 stale vectors are re-embedded through the cache, orphans dropped). So a crash between
@@ -34,7 +37,7 @@ from typing import Any, Literal, Self
 import numpy as np
 from pydantic import BaseModel
 
-from memory.edge_store import Database, EdgeStore
+from memory.edge_store import BaseDatabase, Database, EdgeStore
 from memory.embeddings import (
     CachedEmbedder,
     Embedder,
@@ -108,6 +111,11 @@ _SCHEMA = (
         "visibility TEXT NOT NULL)"
     ),
 )
+# Written in the SQL both backends run (see memory.pg.translate): an upsert, not OR REPLACE.
+_SET_VISIBILITY = (
+    "INSERT INTO event_visibility (event_id, visibility) VALUES (?, ?) "
+    "ON CONFLICT (event_id) DO UPDATE SET visibility = excluded.visibility"
+)
 
 
 def prepare_data_dir(data_dir: Path) -> bool:
@@ -163,7 +171,7 @@ class MemoryStore:
         *,
         data_dir: Path,
         namespace: str,
-        db: Database,
+        db: BaseDatabase,
         embedder: Embedder,
         owns_embedder: bool,
         vectors: VectorIndex,
@@ -204,6 +212,7 @@ class MemoryStore:
         embedding: EmbeddingConfig | None = None,
         vector_config: VectorIndexConfig | None = None,
         bm25: BM25Params | None = None,
+        database_url: str | None = None,
     ) -> MemoryStore:
         """Open (or create) the store in `data_dir`, restoring everything it holds.
 
@@ -217,6 +226,10 @@ class MemoryStore:
         rights than reading: SQLite files open read-only, nothing is created, and (embedded
         Chroma cannot open such a folder) the vectors are rebuilt in memory through the
         embedding cache; a write then fails with ReadOnlyDataDirError, rolled back.
+
+        With `database_url` (a `postgresql://` URL) the events, fused nodes, edges and plan
+        log live on that PostgreSQL server, in the namespace's own schema (see `memory.pg`),
+        instead of `<data_dir>/<namespace>.sqlite`; the data dir keeps the rest.
         """
         if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
             raise ConfigurationError(
@@ -228,7 +241,7 @@ class MemoryStore:
         data_dir = Path(data_dir).expanduser()
         read_only = not prepare_data_dir(data_dir)
         db_path = data_dir / f"{namespace}.sqlite"
-        if read_only and not db_path.is_file():
+        if read_only and not database_url and not db_path.is_file():
             raise DataDirError(
                 data_dir,
                 "read-only, no store",
@@ -239,7 +252,7 @@ class MemoryStore:
         if embedder is None:
             embedder = make_embedder(embedding or EmbeddingConfig(), data_dir / "embeddings.sqlite")
         try:
-            db = Database(db_path, read_only=read_only)
+            db = cls._database(db_path, namespace, read_only, database_url)
         except BaseException:
             if owns_embedder and isinstance(embedder, CachedEmbedder):
                 embedder.close()
@@ -266,7 +279,7 @@ class MemoryStore:
             db.close()
             if owns_embedder and isinstance(embedder, CachedEmbedder):
                 embedder.close()
-            if isinstance(exc, sqlite3.Error) and (fault := storage_fault(exc, db_path)):
+            if fault := db.fault(exc):
                 raise fault from exc
             raise
         try:
@@ -285,13 +298,29 @@ class MemoryStore:
             db.close()
             if owns_embedder and isinstance(embedder, CachedEmbedder):
                 embedder.close()
-            if isinstance(exc, sqlite3.Error) and (fault := storage_fault(exc, db_path)):
+            if fault := db.fault(exc):
                 raise fault from exc  # e.g. a page of the file is garbage: names the file
             raise
         return store
 
     @staticmethod
-    def _check_meta(db: Database, embedder: Embedder) -> tuple[str, bool]:
+    def _database(
+        db_path: Path, namespace: str, read_only: bool, database_url: str | None
+    ) -> BaseDatabase:
+        """The SQLite file in the data dir, or the namespace's schema on a PostgreSQL server."""
+        if not database_url:
+            return Database(db_path, read_only=read_only)
+        from memory.pg import PostgresDatabase, is_database_url  # psycopg: only when used
+
+        if not is_database_url(database_url):
+            raise ConfigurationError(
+                "database URL must start with postgresql:// (or postgres://); unset it to keep "
+                "the store in the data dir's SQLite file"
+            )
+        return PostgresDatabase(database_url, namespace, read_only=read_only)
+
+    @staticmethod
+    def _check_meta(db: BaseDatabase, embedder: Embedder) -> tuple[str, bool]:
         """One store, one vector space: refuse to mix vectors of two embedding models.
 
         Returns the store's id (made at its first open, kept in its SQLite file; it names
@@ -301,7 +330,7 @@ class MemoryStore:
         stored_model = meta.get("embedding_model")
         if stored_model is not None and stored_model != embedder.model_id:
             raise ConfigurationError(
-                f"store {db.path} was built with embedding model {stored_model!r}; "
+                f"store {db.where} was built with embedding model {stored_model!r}; "
                 f"it cannot be opened with {embedder.model_id!r}"
             )
         store_id = meta.get("store_id") or uuid.uuid4().hex[:16]
@@ -309,7 +338,7 @@ class MemoryStore:
             return store_id, False
         with db.transaction():
             db.executemany(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
                 [
                     ("schema_version", _SCHEMA_VERSION),
                     ("embedding_model", embedder.model_id),
@@ -319,7 +348,7 @@ class MemoryStore:
         return store_id, "store_id" not in meta
 
     @staticmethod
-    def _refuse_orphaned_vectors(db: Database, chroma_dir: Path, namespace: str) -> None:
+    def _refuse_orphaned_vectors(db: BaseDatabase, chroma_dir: Path, namespace: str) -> None:
         """A new SQLite file next to an embedded Chroma that already holds this namespace's
         vectors means the store's source of truth went missing: say so, never start over
         silently (the vectors alone cannot rebuild the events)."""
@@ -337,15 +366,11 @@ class MemoryStore:
         finally:
             release_chroma_client(key)
         if orphans:
-            db.close()
-            for leftover in (
-                db.path,
-                *(db.path.with_name(db.path.name + s) for s in ("-wal", "-shm")),
-            ):
-                leftover.unlink(missing_ok=True)  # the empty file this open made, not user data
+            where, what = db.where, "SQLite file" if db.dialect == "sqlite" else "schema"
+            db.discard_new()  # the empty file this open made, not user data
             raise ConfigurationError(
-                f"{db.path} is missing but {chroma_dir} holds vectors of namespace "
-                f"{namespace!r} ({', '.join(map(str, orphans))}); restore the SQLite file from "
+                f"{where} is missing but {chroma_dir} holds vectors of namespace "
+                f"{namespace!r} ({', '.join(map(str, orphans))}); restore the {what} from "
                 f"a backup, or move {chroma_dir} away to start this namespace afresh"
             )
 
@@ -403,12 +428,9 @@ class MemoryStore:
         with self._db.lock:
             if self._db.in_transaction:  # our own write in progress: nothing foreign to see
                 return False
-            self._db.execute("BEGIN")  # deferred: a read snapshot, no write lock taken
-            try:
+            with self._db.snapshot():  # a read transaction, no write lock taken
                 self._load()
                 self._edges.reload()
-            finally:
-                self._db.execute("COMMIT")
             self._seen_version = version
             expected = self._expected_vectors()
         self._vectors.reload_mirror(expected, lambda texts: self._embed(texts, False))
@@ -610,12 +632,13 @@ class MemoryStore:
                 ],
             )
             db.executemany(
-                "INSERT OR REPLACE INTO event_visibility (event_id, visibility) VALUES (?, ?)",
+                _SET_VISIBILITY,
                 list(audiences.items()),
             )
             if pending:
                 db.executemany(
-                    "INSERT OR IGNORE INTO pending_fusion (event_id, ts) VALUES (?, ?)",
+                    "INSERT INTO pending_fusion (event_id, ts) VALUES (?, ?) "
+                    "ON CONFLICT DO NOTHING",
                     [(e.event_id, e.timestamp.isoformat()) for e in new],
                 )
             self._index_events(db, new, fingerprints, vectors)
@@ -682,7 +705,7 @@ class MemoryStore:
             previous = {i: self._visibility[i] for i in changed}
             with self._db.transaction() as db:
                 db.executemany(
-                    "INSERT OR REPLACE INTO event_visibility (event_id, visibility) VALUES (?, ?)",
+                    _SET_VISIBILITY,
                     list(changed.items()),
                 )
                 self._visibility.update(changed)
@@ -718,7 +741,7 @@ class MemoryStore:
                 self._unindex_events(db, events)
             return counts
 
-    def _forget_plans(self, db: Database, ids: set[str]) -> int:
+    def _forget_plans(self, db: BaseDatabase, ids: set[str]) -> int:
         """Delete plan-log records whose payload names a forgotten id (as a JSON string)."""
         doomed = [
             plan_id
@@ -728,7 +751,7 @@ class MemoryStore:
         db.executemany("DELETE FROM plan_log WHERE plan_id = ?", [(p,) for p in doomed])
         return len(doomed)
 
-    def _unindex_events(self, db: Database, events: Sequence[Event]) -> None:
+    def _unindex_events(self, db: BaseDatabase, events: Sequence[Event]) -> None:
         """Take events out of the in-memory indexes, undone on rollback."""
         saved = [(e, self._fingerprints[e.event_id], self._visibility[e.event_id]) for e in events]
 
@@ -754,7 +777,11 @@ class MemoryStore:
         db.after_commit(self._vectors.maybe_flush)
 
     def _index_events(
-        self, db: Database, new: list[Event], fingerprints: Mapping[str, str], vectors: np.ndarray
+        self,
+        db: BaseDatabase,
+        new: list[Event],
+        fingerprints: Mapping[str, str],
+        vectors: np.ndarray,
     ) -> None:
         indexed: list[Event] = []
 
@@ -857,7 +884,8 @@ class MemoryStore:
             vector = self._embed([text], False)[0]
         with self._db.transaction() as db:
             db.execute(
-                "INSERT OR REPLACE INTO fused_nodes (node_id, body) VALUES (?, ?)",
+                "INSERT INTO fused_nodes (node_id, body) VALUES (?, ?) "
+                "ON CONFLICT (node_id) DO UPDATE SET body = excluded.body",
                 (node_id, node.model_dump_json()),
             )
             self._fused[node_id] = node
@@ -1031,8 +1059,8 @@ class MemoryStore:
         created = format_timestamp(datetime.now(UTC).replace(tzinfo=None))
         with self._db.transaction() as db:
             cursor = db.execute(
-                "INSERT OR IGNORE INTO plan_log (plan_id, event_id, payload, status, reason, "
-                "created_at) VALUES (?, ?, ?, 'pending', NULL, ?)",
+                "INSERT INTO plan_log (plan_id, event_id, payload, status, reason, created_at) "
+                "VALUES (?, ?, ?, 'pending', NULL, ?) ON CONFLICT DO NOTHING",
                 (plan_id, event_id, json.dumps(body, sort_keys=True), created),
             )
             return cursor.rowcount == 1

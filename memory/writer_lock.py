@@ -7,7 +7,8 @@ exclusive `flock` on `<data_dir>/<namespace>.writer.lock` *before* it opens the 
 so it loads what the previous writer committed — and keeps it until it closes. A second
 writer waits up to `wait_seconds`, then fails with one line naming the holder. Readers
 never take the lock. The OS drops the lock when its holder dies (even by `kill -9`), so
-a crash never leaves a data dir locked.
+a crash never leaves a data dir locked. A store on PostgreSQL takes the namespace's advisory
+lock on the server instead (see `memory.pg.PostgresWriterLock`), with the same behaviour.
 """
 
 from __future__ import annotations
@@ -32,7 +33,20 @@ class WriterLock:
         self._file: IO[str] | None = None
 
     @classmethod
-    def for_store(cls, data_dir: Path, namespace: str, wait_seconds: float = 0.0) -> WriterLock:
+    def for_store(
+        cls,
+        data_dir: Path,
+        namespace: str,
+        wait_seconds: float = 0.0,
+        database_url: str | None = None,
+    ) -> WriterLock:
+        """The file lock in the data dir; with a database URL the namespace's advisory lock on
+        that PostgreSQL server (`memory.pg.PostgresWriterLock`): writers of one namespace may
+        then run on different machines, and must still exclude each other."""
+        if database_url:
+            from memory.pg import PostgresWriterLock
+
+            return PostgresWriterLock(database_url, namespace, wait_seconds)
         return cls(Path(data_dir) / f"{namespace}.writer.lock", wait_seconds)
 
     @property

@@ -2,7 +2,9 @@
 
 `chroma_endpoint` says where a store's vectors live: None (embedded Chroma) here; test_store.py
 parametrizes it over embedded Chroma and a real `chroma run` server (`chroma_server`, started
-once per session), so the same test functions run against both backends.
+once per session), so the same test functions run against both backends. `database_url` says
+where the rest lives: None (the SQLite file) here; test_store_postgres.py re-runs them on a
+real PostgreSQL server (`postgres_server`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from memory.models import Event
 from memory.store import MemoryStore
 from tests.support.chroma_server import chroma_server  # noqa: F401 — a session fixture
 from tests.support.embedders import HashEmbedder
+from tests.support.postgres_server import (  # noqa: F401 — session fixtures
+    postgres_server,
+    postgres_url,
+)
 
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 
@@ -69,20 +75,30 @@ def chroma_endpoint() -> tuple[str, int] | None:
     return None
 
 
+@pytest.fixture
+def database_url() -> str | None:
+    """None: the SQLite file in the data dir. Overridden by test_store_postgres.py."""
+    return None
+
+
 OpenStore = Callable[..., MemoryStore]
 
 
 @pytest.fixture
 def open_store(
-    tmp_path: Path, chroma_endpoint: tuple[str, int] | None, hash_embedder: HashEmbedder
+    tmp_path: Path,
+    chroma_endpoint: tuple[str, int] | None,
+    database_url: str | None,
+    hash_embedder: HashEmbedder,
 ) -> Iterator[OpenStore]:
     """open_store(data_dir=None, **kwargs): a MemoryStore on the test's backend.
 
-    Defaults: <tmp>/store, the hash embedder, and on a Chroma server a namespace unique to
-    the test (the server is shared by the whole session), reused by every reopen.
+    Defaults: <tmp>/store, the hash embedder, and on a Chroma or PostgreSQL server a namespace
+    unique to the test (the server is shared by the whole session), reused by every reopen.
     """
     opened: list[MemoryStore] = []
-    namespace = f"t{uuid.uuid4().hex[:12]}" if chroma_endpoint else "default"
+    shared = chroma_endpoint or database_url
+    namespace = f"t{uuid.uuid4().hex[:12]}" if shared else "default"
 
     def _open(data_dir: Path | None = None, **kwargs: Any) -> MemoryStore:
         kwargs.setdefault("namespace", namespace)
@@ -91,6 +107,8 @@ def open_store(
         if chroma_endpoint is not None:
             kwargs.setdefault("chroma_host", chroma_endpoint[0])
             kwargs.setdefault("chroma_port", chroma_endpoint[1])
+        if database_url is not None:
+            kwargs.setdefault("database_url", database_url)
         store = MemoryStore.open(data_dir or tmp_path / "store", **kwargs)
         opened.append(store)
         return store

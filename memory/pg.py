@@ -1,0 +1,409 @@
+"""The PostgreSQL backend: the store, its plan log and its writer lock on a shared server.
+
+Chosen by a database URL (`MEMFUSE_DATABASE_URL`, e.g. `postgresql://memfuse@db:5432/memfuse`);
+without one every store is its SQLite file in the data dir, as before. Many households share
+one server: each namespace is one PostgreSQL schema (`memfuse_<namespace>`) holding the same
+tables as a SQLite store, so nothing of one household is in another's tables.
+
+The store's SQL is written once, in the subset of SQLite that PostgreSQL also runs; what
+differs is translated here and nowhere else (`translate`):
+
+- `?` parameters become psycopg's `%s` (and every `%` becomes `%%`, quoted ones too);
+- `CREATE TABLE`: `REAL` is a double (SQLite's REAL is 8 bytes, PostgreSQL's 4), `TEXT`
+  compares bytewise (`COLLATE "C"`, SQLite's BINARY: `ORDER BY` gives the same order on any
+  server locale), and a table SQLite gives an implicit `rowid` gets an explicit identity
+  column of that name (so `ORDER BY rowid`, insertion order, means the same); `WITHOUT ROWID`
+  tables get none;
+- `INSERT OR IGNORE` / `INSERT OR REPLACE` and `PRAGMA` are refused: the store says
+  `INSERT ... ON CONFLICT`, which both run, and backend settings live in the `Database`
+  classes.
+
+SQLite's transaction semantics are kept: `BEGIN IMMEDIATE` (one writer at a time) is a
+transaction-scoped advisory lock per namespace; `PRAGMA data_version` (commits by *other*
+connections) is a per-namespace change counter bumped by every committing write transaction,
+this connection discounting the bumps it made itself (see `PostgresDatabase.data_version`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql
+from psycopg.pq import TransactionStatus
+
+from memory.edge_store import BaseDatabase
+from memory.errors import (
+    DataDirBusyError,
+    DataDirError,
+    DiskFullError,
+    MemFuseError,
+    ReadOnlyDataDirError,
+)
+from memory.writer_lock import POLL_SECONDS, WriterLock
+
+SCHEMA_PREFIX = "memfuse_"
+CHANGES_TABLE = "memfuse_changes"
+# Advisory locks take two int4 keys: a class (which lock) and the namespace's key.
+TRANSACTION_LOCK = 0x4D46  # "MF": one write transaction at a time per namespace
+WRITER_LOCK = 0x4D47  # a writer session (memory.writer_lock), held across transactions
+AUDIT_LOCK = 0x4D48  # one audit append at a time per namespace
+CONNECT_TIMEOUT = 10
+
+_QUOTED = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")")
+_CREATE_TABLE = re.compile(r"^\s*CREATE\s+TABLE\b", re.IGNORECASE)
+_WITHOUT_ROWID = re.compile(r"\)\s*WITHOUT\s+ROWID\s*$", re.IGNORECASE)
+_SQLITE_ONLY = re.compile(r"^\s*(PRAGMA\b|INSERT\s+OR\s+\w+)", re.IGNORECASE)
+_DDL = re.compile(r"^\s*CREATE\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=512)
+def translate(statement: str) -> str:
+    """The store's SQL (SQLite's dialect) as PostgreSQL runs it; ValueError on what only
+    SQLite runs, so a statement that would mean something else is never guessed at."""
+    if match := _SQLITE_ONLY.match(statement):
+        raise ValueError(
+            f"{match.group(1).split()[0].upper()} {match.group(1).split()[-1].upper()} is "
+            "SQLite's own: write INSERT ... ON CONFLICT (both dialects run it), and put backend "
+            f"settings in the Database class: {statement!r}"
+        )
+    create = bool(_CREATE_TABLE.match(statement))
+    parts = [part.replace("%", "%%") for part in _QUOTED.split(statement)]  # psycopg's escape
+    for index in range(0, len(parts), 2):  # the even parts are outside quotes
+        part = parts[index].replace("?", "%s")
+        if create:
+            part = re.sub(r"\bREAL\b", "DOUBLE PRECISION", part, flags=re.IGNORECASE)
+            part = re.sub(r"\bTEXT\b", 'TEXT COLLATE "C"', part, flags=re.IGNORECASE)
+        parts[index] = part
+    translated = "".join(parts)
+    if create:
+        if _WITHOUT_ROWID.search(translated):
+            translated = _WITHOUT_ROWID.sub(")", translated)
+        else:
+            end = translated.rstrip().rindex(")")
+            rowid = ", rowid BIGINT GENERATED ALWAYS AS IDENTITY"
+            translated = translated[:end] + rowid + translated[end:]
+    return translated
+
+
+def schema_for(namespace: str) -> str:
+    """The namespace's schema: `memfuse_<namespace>`, shortened with a digest past
+    PostgreSQL's 63-byte names (namespaces are ASCII, so bytes are characters)."""
+    name = SCHEMA_PREFIX + namespace
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(namespace.encode()).hexdigest()[:8]
+    return f"{SCHEMA_PREFIX}{namespace[:45]}_{digest}"
+
+
+def lock_key(schema: str) -> int:
+    """The namespace's advisory-lock key (int4); a collision only serializes two namespaces."""
+    return int.from_bytes(hashlib.sha256(schema.encode()).digest()[:4], "big", signed=True)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "the PostgreSQL server"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def is_database_url(value: str | None) -> bool:
+    return bool(value) and str(value).split(":", 1)[0] in ("postgresql", "postgres")
+
+
+def pg_fault(exc: BaseException, where: str) -> MemFuseError | None:
+    """The one-line error a PostgreSQL failure stands for (as `storage_fault` does for
+    SQLite), or None for a programming error (bad SQL, a broken constraint): those stay loud."""
+    if isinstance(exc, MemFuseError):
+        return exc
+    if not isinstance(exc, psycopg.Error):
+        return None
+    first = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, pg_errors.DiskFull):
+        return DiskFullError(where)
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
+        return ReadOnlyDataDirError(where)
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        return DataDirError(where, "permission denied", f"{where}: permission denied ({first})")
+    if isinstance(exc, psycopg.OperationalError):
+        return DataDirError(where, "PostgreSQL failed", f"{where}: PostgreSQL failed: {first}")
+    return None
+
+
+def connect(url: str, where: str | None = None, **options: Any) -> psycopg.Connection[Any]:
+    """An autocommit connection (transactions are explicit), or a one-line DataDirError."""
+    where = where or redacted(url)
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, **options)
+    except psycopg.Error as exc:
+        raise (pg_fault(exc, where) or exc) from exc
+
+
+def ensure_schema(conn: psycopg.Connection[Any], schema: str) -> None:
+    """Make the schema unless it exists (a role may use a schema made for it by an
+    administrator without the right to create schemas: only a missing one is created)."""
+    found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+    if found is None:
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+
+
+def store_exists(url: str, namespace: str) -> bool:
+    """Whether the server holds the namespace's store (its schema with an events table)."""
+    with connect(url) as conn:
+        row = conn.execute(
+            "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'events'",
+            (schema_for(namespace),),
+        ).fetchone()
+    return row is not None
+
+
+class PostgresDatabase(BaseDatabase):
+    """One namespace's schema on a PostgreSQL server, through one connection.
+
+    The same surface as the SQLite `Database` (transactions with an undo log, snapshots,
+    `data_version`), so `MemoryStore` and `EdgeStore` run unchanged on it. A `read_only`
+    store (a data dir we may not write) opens a read-only session on an existing schema.
+    """
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str, namespace: str, read_only: bool = False):
+        super().__init__(read_only)
+        self.url = url
+        self.namespace = namespace
+        self.schema = schema_for(namespace)
+        self.where = f"{redacted(url)} (schema {self.schema})"
+        self._key = lock_key(self.schema)
+        self._last_seen = 0  # the change counter as this connection last read or wrote it
+        self._foreign = 0  # how many times it was seen moved by another connection
+        self.conn = connect(url, self.where, application_name=f"memfuse pid {os.getpid()}")
+        try:
+            self._prepare()
+        except BaseException as exc:
+            self.conn.close()
+            if fault := pg_fault(exc, self.where):
+                raise fault from exc
+            raise
+
+    def _prepare(self) -> None:
+        schema = sql.Identifier(self.schema)
+        if self.read_only:
+            if not self._has_store():
+                raise DataDirError(
+                    self.where,
+                    "read-only, no store",
+                    f"the data dir is read-only and {self.where} holds no store "
+                    f"{self.namespace!r}, so none can be made there",
+                )
+            self.conn.execute("SET default_transaction_read_only = on")
+        else:
+            with self.conn.transaction():  # two first opens at once: one makes, one waits
+                self.conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, %s)", (TRANSACTION_LOCK, self._key)
+                )
+                ensure_schema(self.conn, self.schema)
+                table = sql.Identifier(self.schema, CHANGES_TABLE)
+                self.conn.execute(
+                    sql.SQL(
+                        "CREATE TABLE IF NOT EXISTS {} (id INT PRIMARY KEY CHECK (id = 0), "
+                        "version BIGINT NOT NULL)"
+                    ).format(table)
+                )
+                self.conn.execute(
+                    sql.SQL("INSERT INTO {} VALUES (0, 0) ON CONFLICT DO NOTHING").format(table)
+                )
+        self.conn.execute(sql.SQL("SET search_path TO {}").format(schema))
+        self._last_seen = self._counter()
+
+    def _has_store(self) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = %s",
+            (self.schema, CHANGES_TABLE),
+        ).fetchone()
+        return row is not None
+
+    def _counter(self) -> int:
+        row = self.conn.execute(f"SELECT version FROM {CHANGES_TABLE} WHERE id = 0").fetchone()
+        return int(row[0]) if row else 0
+
+    # --- transactions -------------------------------------------------------------------
+
+    def _begin(self) -> None:
+        if self.read_only:
+            raise ReadOnlyDataDirError(self.where)
+        # SQLite's BEGIN IMMEDIATE: the namespace's write lock, released by COMMIT/ROLLBACK
+        self.conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({TRANSACTION_LOCK}, {self._key})")
+
+    def _commit(self) -> None:
+        # one round trip: the bump's result is the first of the two statements' results
+        row = self.conn.execute(
+            f"UPDATE {CHANGES_TABLE} SET version = version + 1 WHERE id = 0 RETURNING version; "
+            "COMMIT"
+        ).fetchone()
+        version = int(row[0]) if row else self._last_seen
+        if version != self._last_seen + 1:  # others committed since this connection looked
+            self._foreign += 1
+        self._last_seen = version
+
+    def _rollback(self) -> None:
+        if self.conn.closed or self.conn.info.transaction_status == TransactionStatus.IDLE:
+            return
+        try:
+            self.conn.execute("ROLLBACK")
+        except psycopg.Error:  # the connection broke: the server rolled back on its own
+            pass
+
+    def _begin_read(self) -> None:
+        # one snapshot for every statement (READ COMMITTED would take one per statement)
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    def _end_read(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def fault(self, exc: BaseException) -> MemFuseError | None:
+        return pg_fault(exc, self.where) if isinstance(exc, psycopg.Error) else None
+
+    # --- statements -----------------------------------------------------------------------
+
+    def execute(self, sql_text: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        statement = translate(sql_text)
+        with self.lock:
+            if _DDL.match(sql_text) and not self._depth:
+                if self.read_only:  # the schema exists (checked on open): nothing to make
+                    return self.conn.execute("SELECT 1 WHERE false")
+                with self.conn.transaction():  # two processes making one table: one waits
+                    self.conn.execute(
+                        "SELECT pg_advisory_xact_lock(%s, %s)", (TRANSACTION_LOCK, self._key)
+                    )
+                    return self.conn.execute(statement, tuple(params))
+            return self.conn.execute(statement, tuple(params))
+
+    def executemany(self, sql_text: str, rows: Iterable[Sequence[Any]]) -> psycopg.Cursor[Any]:
+        statement = translate(sql_text)
+        with self.lock:
+            cursor = self.conn.cursor()
+            cursor.executemany(statement, [tuple(row) for row in rows])
+            return cursor
+
+    def data_version(self) -> int:
+        """Changes when another connection committed to this namespace since the last call
+        (SQLite's `PRAGMA data_version`): every write transaction bumps the namespace's
+        counter as it commits, and `_commit` discounts a bump that was this connection's own
+        (one round trip, like the PRAGMA)."""
+        with self.lock:
+            if self._depth:  # inside our own write: nothing foreign can be seen now
+                return self._foreign
+            version = self._counter()
+            if version != self._last_seen:
+                self._foreign += 1
+                self._last_seen = version
+            return self._foreign
+
+    def truncate_wal(self, attempts: int = 20) -> bool:
+        """After a forget: rewrite the namespace's tables (`VACUUM FULL`), so the deleted
+        rows' old tuples are in no table file any more. PostgreSQL's own WAL, archives and
+        backups are the server operator's (see the README's scale-out section)."""
+        if self.read_only:
+            return True
+        with self.lock:
+            if self._depth:
+                return False
+            tables = [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = %s", (self.schema,)
+                )
+            ]
+            for table in tables:
+                self.conn.execute(
+                    sql.SQL("VACUUM FULL {}").format(sql.Identifier(self.schema, table))
+                )
+        return True
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+
+class PostgresWriterLock(WriterLock):
+    """The writer lock of a namespace on a PostgreSQL server: a session advisory lock, held
+    on a connection of its own for the whole write session, so writers on different machines
+    exclude each other as the file lock does on one. The server drops it when its holder's
+    connection ends, even after a `kill -9`."""
+
+    def __init__(self, url: str, namespace: str, wait_seconds: float = 0.0):
+        self.url = url
+        self.namespace = namespace
+        self.schema = schema_for(namespace)
+        self.where = f"{redacted(url)} (schema {self.schema})"
+        super().__init__(Path(self.schema), wait_seconds)
+        self._conn: psycopg.Connection[Any] | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._conn is not None
+
+    def acquire(self) -> WriterLock:
+        if self._conn is not None:
+            return self
+        conn = connect(self.url, self.where, application_name=f"memfuse pid {os.getpid()}")
+        key = lock_key(self.schema)
+        deadline = time.monotonic() + self.wait_seconds
+        try:
+            while True:
+                row = conn.execute(
+                    "SELECT pg_try_advisory_lock(%s, %s)", (WRITER_LOCK, key)
+                ).fetchone()
+                if row and row[0]:
+                    break
+                if time.monotonic() >= deadline:
+                    raise DataDirBusyError(
+                        self.where, self._holder_of(conn, key), self.wait_seconds
+                    )
+                time.sleep(POLL_SECONDS)
+        except BaseException as exc:
+            conn.close()
+            if fault := pg_fault(exc, self.where):
+                raise fault from exc
+            raise
+        self._conn = conn
+        return self
+
+    @staticmethod
+    def _holder_of(conn: psycopg.Connection[Any], key: int) -> str:
+        row = conn.execute(
+            "SELECT a.application_name, a.client_addr FROM pg_locks l "
+            "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' "
+            "AND l.classid::bigint = %s AND l.objid::bigint = %s AND l.objsubid = 2 AND l.granted "
+            "AND l.database = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())",
+            (WRITER_LOCK, key & 0xFFFFFFFF),
+        ).fetchone()
+        if row is None:
+            return "unknown process"
+        name, address = row
+        where = f" on {address}" if address else ""
+        return f"{name or 'a session'}{where}"
+
+    def release(self) -> None:
+        if self._conn is None:
+            return
+        try:
+            self._conn.close()  # ending the session releases its advisory locks
+        finally:
+            self._conn = None
