@@ -11,7 +11,9 @@ The paper's six stages, each a module with its own deterministic checks:
 6. `adversarial` topical distractors, final ids, remapping      -> finalize_ids' checks
 
 Every scenario and stage draws from its own named random stream (`rng.substream`), so a
-seed always gives a byte-identical file.
+seed always gives a byte-identical file. The code decides what happens, when, which device
+senses it and what the answers are; the words it is told in (names, places, device voices,
+clauses, questions, decoys, noise) are data, `data/*.json`, read through `tables`.
 """
 
 from __future__ import annotations

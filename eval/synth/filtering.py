@@ -15,150 +15,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from eval.synth.tables import load_table
 from eval.synth.world import Obs, Question
 from memory.formats.memfusebench import CATEGORIES
+from memory.text import stem
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "after",
-        "again",
-        "all",
-        "also",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "during",
-        "each",
-        "either",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "no",
-        "not",
-        "now",
-        "of",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "yes",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "first",
-        "last",
-        "next",
-        "day",
-        "days",
-        "night",
-        "nights",
-        "week",
-        "morning",
-        "evening",
-        "afternoon",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "may",
-        "about",
-        "around",
-    ]
-)
+TABLE = load_table("filtering")
+
+# The shortcut check's own stopwords, broader than memory.text's (numbers, days, parts of the
+# day) and without its pronoun forms: which questions survive depends on this exact list.
+STOPWORDS = frozenset(TABLE["STOPWORDS"])
 WORD = re.compile(r"[a-z0-9][a-z0-9'.,:-]*[a-z0-9]|[a-z0-9]")
 
 MIN_DEVICES = {"fusion": 3, "perspective": 3}
@@ -174,17 +40,9 @@ SHORTCUT_RATIO = 0.6
 DUPLICATE_JACCARD = 0.8
 
 
-def _stem(word: str) -> str:
-    """Crude suffix stripping so that 'sprained' and 'sprain' count as the same word."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
 def content_words(text: str) -> set[str]:
     words = {w.strip(".,:'-") for w in WORD.findall(text.lower())}
-    return {_stem(w) for w in words if len(w) > 2 and w not in STOPWORDS}
+    return {stem(w) for w in words if len(w) > 2 and w not in STOPWORDS}
 
 
 @dataclass

@@ -1,19 +1,22 @@
 """Stage 1: households, their people and routines, and the devices that observe them.
 
-A `Household` is the persona-source graph every later stage consults: who lives here,
-what each person's day looks like (structured, so routine events can be simulated), and
-which device of which type exists where. `check_household` enforces the paper's
-reviewer dimensions that can be checked mechanically (device consistency, owners,
-capabilities, locations, interests, unique names, age-appropriate devices).
+A `Household` (defined in `household`) is the persona-source graph every later stage
+consults: who lives here, what each person's day looks like (structured, so routine events
+can be simulated), and which device of which type exists where. `check_household` enforces
+the paper's reviewer dimensions that can be checked mechanically (device consistency,
+owners, capabilities, locations, interests, unique names, age-appropriate devices).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 
 from eval.synth.errors import SynthesisError
-from memory.formats.memfusebench import DEVICE_CAPABILITIES, Character, Device, Persona, Routine
+from eval.synth.household import Household, Person, usual_weight  # noqa: F401  (re-exported)
+from eval.synth.tables import load_table
+from memory.formats.memfusebench import DEVICE_CAPABILITIES, Device
+
+TABLE = load_table("personas")
 
 HOUSEHOLD_TYPES: tuple[str, ...] = (
     "young_family",
@@ -24,313 +27,16 @@ HOUSEHOLD_TYPES: tuple[str, ...] = (
     "three_generations",
 )
 
-FEMALE = (
-    "Sarah",
-    "Priya",
-    "Amara",
-    "Hannah",
-    "Lucia",
-    "Mei",
-    "Fatima",
-    "Chloe",
-    "Ingrid",
-    "Nadia",
-    "Rosa",
-    "Aisha",
-    "Megan",
-    "Yuki",
-    "Elena",
-    "Zara",
-    "Olivia",
-    "Grace",
-    "Leila",
-    "Sofia",
-    "Anya",
-    "Beatrice",
-    "Camille",
-    "Dorothy",
-    "Eileen",
-    "Freya",
-    "Gloria",
-    "Helen",
-    "Imogen",
-    "Joyce",
-    "Kiran",
-    "Lena",
-    "Margaret",
-    "Niamh",
-    "Ruth",
-    "Tamsin",
-    "Uma",
-    "Vera",
-    "Wendy",
-)
-MALE = (
-    "David",
-    "Marcus",
-    "Tomasz",
-    "Raj",
-    "Kwame",
-    "Liam",
-    "Oliver",
-    "Hiroshi",
-    "Mateo",
-    "Samuel",
-    "Ethan",
-    "Noah",
-    "Arjun",
-    "Felix",
-    "Jonah",
-    "Omar",
-    "Patrick",
-    "Ravi",
-    "Stefan",
-    "Theo",
-    "Ahmed",
-    "Bernard",
-    "Callum",
-    "Dmitri",
-    "Edward",
-    "Frank",
-    "George",
-    "Harold",
-    "Isaac",
-    "Jamal",
-    "Kenji",
-    "Leon",
-    "Malcolm",
-    "Nikolai",
-    "Owen",
-    "Peter",
-    "Reggie",
-    "Vikram",
-    "Walter",
-)
+FEMALE = tuple(TABLE["FEMALE"])
+MALE = tuple(TABLE["MALE"])
 
-INTERESTS = {
-    "adult": [
-        "running",
-        "cycling",
-        "cooking",
-        "gardening",
-        "reading",
-        "podcasts",
-        "yoga",
-        "photography",
-        "football",
-        "board games",
-        "baking",
-        "swimming",
-        "hiking",
-        "jazz",
-    ],
-    "teen": [
-        "gaming",
-        "football",
-        "drawing",
-        "music production",
-        "basketball",
-        "anime",
-        "skateboarding",
-        "chess",
-        "coding",
-        "swimming",
-    ],
-    "child": [
-        "drawing",
-        "dinosaurs",
-        "football",
-        "lego",
-        "swimming",
-        "reading",
-        "trampolining",
-        "cartoons",
-    ],
-    "toddler": ["picture books", "building blocks", "songs", "playground"],
-    "elder": [
-        "gardening",
-        "crosswords",
-        "radio plays",
-        "bird watching",
-        "walking",
-        "knitting",
-        "bowls",
-        "history documentaries",
-    ],
-}
+INTERESTS = TABLE["INTERESTS"]
 
-PLACE_POOLS = {
-    "park": ["Hollins Park", "Riverside Park", "Victoria Recreation Ground", "Ashdown Common"],
-    "clinic": ["Riverside Walk-in Centre", "Elm Grove Surgery", "Northgate Medical Practice"],
-    "hospital": ["St Mary's Hospital", "Queensway General Hospital"],
-    "pharmacy": ["Parade Pharmacy", "Greenway Chemist"],
-    "supermarket": ["FreshWay on Mill Road", "the Co-op on Station Street", "Harvest Market"],
-    "garage": ["Kwik Tyres on Station Road", "Meadow Lane Motors", "Brightside Auto Centre"],
-    "primary_school": ["St Anne's Primary", "Oakfield Primary School"],
-    "secondary_school": ["Hillcrest Academy", "Westbrook High School"],
-    "office": [
-        "Harbour Point offices",
-        "Northgate Business Park",
-        "the Civic Centre",
-        "Canal Street studio",
-    ],
-    "gym": ["PureFit Eastside", "Kingsway Leisure Centre"],
-    "station": ["Central Station", "Eastfield Station"],
-    "cafe": ["Bluebell Cafe", "the Corner Bakehouse"],
-}
-
-
-@dataclass
-class Person:
-    """A character's structured daily life, from which routine events are simulated."""
-
-    name: str
-    age: int
-    gender: str  # "f" | "m", for pronouns only
-    kind: str  # adult | teen | child | toddler | elder | carer
-    role: str
-    lives_in: bool = True
-    work: str | None = None  # place of work or school; None at home
-    work_days: tuple[int, ...] = (0, 1, 2, 3, 4)
-    commute: str = "walk"  # car | bus | walk | bike | driven
-    leave: int = 8 * 60  # minutes from midnight
-    back: int = 17 * 60 + 30
-    wake: tuple[int, int] = (7 * 60, 8 * 60)  # weekday, weekend
-    bed: tuple[int, int] = (23 * 60, 23 * 60 + 30)
-    workouts: list[tuple[int, str, int, int]] = field(default_factory=list)  # day, kind, start, min
-    interests: list[str] = field(default_factory=list)
-    health: str = "Healthy"
-
-    @property
-    def pron(self) -> dict[str, str]:
-        if self.gender == "f":
-            return {"he": "she", "him": "her", "his": "her", "He": "She", "His": "Her"}
-        return {"he": "he", "him": "him", "his": "his", "He": "He", "His": "His"}
-
-
-@dataclass
-class Household:
-    """The persona-source graph of one scenario plus helpers to find devices and people."""
-
-    scenario_id: str
-    type: str
-    people: list[Person]
-    devices: list[Device]
-    places: dict[str, str]
-    dinner: int  # shared dinner time, minutes from midnight
-
-    def person(self, name: str) -> Person:
-        for p in self.people:
-            if p.name == name:
-                return p
-        raise KeyError(name)
-
-    @property
-    def residents(self) -> list[Person]:
-        return [p for p in self.people if p.lives_in]
-
-    def device(self, device_id: str) -> Device:
-        for d in self.devices:
-            if d.device_id == device_id:
-                return d
-        raise KeyError(device_id)
-
-    def has(self, device_id: str | None) -> bool:
-        return device_id is not None and any(d.device_id == device_id for d in self.devices)
-
-    def personal(self, name: str, device_type: str) -> str | None:
-        for d in self.devices:
-            if d.owner == name and d.device_type == device_type:
-                return d.device_id
-        return None
-
-    def watch(self, name: str) -> str | None:
-        return self.personal(name, "smartwatch") or self.personal(name, "kids_smartwatch")
-
-    def phone(self, name: str) -> str | None:
-        return self.personal(name, "smartphone")
-
-    def laptop(self, name: str) -> str | None:
-        return self.personal(name, "laptop")
-
-    def tablet(self, name: str) -> str | None:
-        return self.personal(name, "tablet")
-
-    def car(self, name: str) -> str | None:
-        return self.personal(name, "car_system")
-
-    def shared(self, device_type: str) -> str | None:
-        for d in self.devices:
-            if d.owner == "shared" and d.device_type == device_type:
-                return d.device_id
-        return None
-
-    def drivers(self) -> list[Person]:
-        return [p for p in self.people if self.car(p.name)]
-
-    def adults(self) -> list[Person]:
-        return [p for p in self.people if p.kind in ("adult", "elder", "carer")]
-
-    def to_persona(self) -> Persona:
-        chars = [
-            Character(
-                name=p.name,
-                age=p.age,
-                role=p.role,
-                interests=list(p.interests),
-                health=p.health,
-                routine=Routine(
-                    weekday=routine_text(p, weekend=False), weekend=routine_text(p, True)
-                ),
-                devices=sorted(d.device_id for d in self.devices if d.owner == p.name),
-            )
-            for p in self.people
-        ]
-        return Persona(
-            persona_id=f"{self.scenario_id}_{self.type}",
-            type=self.type,
-            characters=chars,
-            shared_devices=sorted(d.device_id for d in self.devices if d.owner == "shared"),
-            all_devices=list(self.devices),
-        )
-
-
-def usual_weight(name: str) -> float:
-    """A person's body weight in kg, stable across every source that weighs them."""
-    return 58.0 + sum(map(ord, name)) % 30
-
-
-def hm(minutes: int) -> str:
-    return f"{minutes // 60 % 24:02d}:{minutes % 60:02d}"
-
-
-def routine_text(p: Person, weekend: bool) -> str:
-    parts = [f"{hm(p.wake[1 if weekend else 0])} wake up"]
-    if p.work and not weekend and p.lives_in:
-        how = {
-            "car": "drive",
-            "bus": "bus",
-            "walk": "walk",
-            "bike": "cycle",
-            "driven": "get a lift",
-        }
-        parts.append(f"{hm(p.leave)} {how[p.commute]} to {p.work}")
-        parts.append(f"{hm(p.back)} back home")
-    elif p.kind == "carer":
-        parts.append(f"{hm(p.leave)} arrive to help at the house" if not weekend else "day off")
-        if not weekend:
-            parts.append(f"{hm(p.back)} leave for home")
-    elif not weekend:
-        parts.append("day at home")
-    for day, kind, start, minutes in p.workouts:
-        if (day >= 5) == weekend:
-            parts.append(f"{DAY_ABBR[day]} {hm(start)} {kind} ({minutes} min)")
-    if p.lives_in:
-        parts.append(f"{hm(p.bed[1 if weekend else 0])} bed")
-    return "; ".join(parts)
-
-
-DAY_ABBR = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+PLACE_POOLS = TABLE["PLACE_POOLS"]
+# roles by household type, in the order build_household creates the people
+ROLES: dict[str, list[str]] = TABLE["ROLES"]
+HEALTH = TABLE["HEALTH"]
+WORKPLACES = TABLE["WORKPLACES"]
 
 
 # ---------------------------------------------------------------- building
@@ -408,30 +114,21 @@ def build_household(scenario_id: str, household_type: str, rng: random.Random) -
     """Sample one household of the given type (people, routines, devices, places)."""
     names = _Names(rng)
     places = {kind: rng.choice(pool) for kind, pool in sorted(PLACE_POOLS.items())}
+    roles = ROLES.get(household_type, [])
     people: list[Person] = []
     if household_type == "young_family":
-        a = _adult(rng, names, "parent, nurse", places["hospital"], "car", (31, 40), gender="f")
-        b = _adult(
-            rng,
-            names,
-            "parent, software engineer working from home",
-            None,
-            "walk",
-            (32, 42),
-            gender="m",
-        )
+        a = _adult(rng, names, roles[0], places["hospital"], "car", (31, 40), gender="f")
+        b = _adult(rng, names, roles[1], None, "walk", (32, 42), gender="m")
         c = _person(
             rng,
             names,
             "child",
             rng.randint(6, 9),
-            "child, primary school pupil",
+            roles[2],
             work=places["primary_school"],
             commute="driven",
         )
-        d = _person(
-            rng, names, "toddler", rng.randint(3, 4), "toddler, at nursery three days", work=None
-        )
+        d = _person(rng, names, "toddler", rng.randint(3, 4), roles[3], work=None)
         c.leave, c.back, c.wake, c.bed = (
             8 * 60 + 20,
             15 * 60 + 40,
@@ -442,11 +139,11 @@ def build_household(scenario_id: str, household_type: str, rng: random.Random) -
         people = [a, b, c, d]
         dinner = 17 * 60 + 45
     elif household_type == "family_with_teens":
-        a = _adult(rng, names, "parent, accountant", places["office"], "car", (42, 52))
+        a = _adult(rng, names, roles[0], places["office"], "car", (42, 52))
         b = _adult(
             rng,
             names,
-            "parent, secondary school teacher",
+            roles[1],
             places["secondary_school"],
             "bike",
             (41, 50),
@@ -457,7 +154,7 @@ def build_household(scenario_id: str, household_type: str, rng: random.Random) -
             names,
             "teen",
             rng.randint(15, 17),
-            "teenager, year 11 student",
+            roles[2],
             work=places["secondary_school"],
             commute="bus",
         )
@@ -466,7 +163,7 @@ def build_household(scenario_id: str, household_type: str, rng: random.Random) -
             names,
             "teen",
             rng.randint(13, 14),
-            "teenager, year 9 student",
+            roles[3],
             work=places["secondary_school"],
             commute="bus",
         )
@@ -481,29 +178,21 @@ def build_household(scenario_id: str, household_type: str, rng: random.Random) -
             names,
             "elder",
             rng.randint(74, 84),
-            "retired railway engineer",
+            roles[0],
             gender="m",
-            health=rng.choice(
-                ["type 2 diabetes, on metformin", "atrial fibrillation, on apixaban"]
-            ),
+            health=rng.choice(HEALTH["his"]),
         )
         b = _person(
             rng,
             names,
             "elder",
             rng.randint(71, 80),
-            "retired librarian",
+            roles[1],
             gender="f",
-            health=rng.choice(["osteoarthritis in both knees", "mild hypertension"]),
+            health=rng.choice(HEALTH["hers"]),
         )
         c = _person(
-            rng,
-            names,
-            "carer",
-            rng.randint(34, 55),
-            "home carer, visits weekday mornings",
-            lives_in=False,
-            commute="car",
+            rng, names, "carer", rng.randint(34, 55), roles[2], lives_in=False, commute="car"
         )
         c.leave, c.back = 9 * 60, 12 * 60 + 30
         for e in (a, b):
@@ -512,9 +201,9 @@ def build_household(scenario_id: str, household_type: str, rng: random.Random) -
         dinner = 17 * 60 + 30
     elif household_type == "shared_flat":
         jobs = [
-            ("flatmate, junior architect", places["office"], "bike"),
-            ("flatmate, PhD student", "the university campus", "bus"),
-            ("flatmate, barista and part-time musician", places["cafe"], "walk"),
+            (roles[0], places["office"], "bike"),
+            (roles[1], WORKPLACES["campus"], "bus"),
+            (roles[2], places["cafe"], "walk"),
         ]
         for role, work, commute in jobs:
             people.append(_adult(rng, names, role, work, commute, (23, 31)))
@@ -522,27 +211,18 @@ def build_household(scenario_id: str, household_type: str, rng: random.Random) -
         people[2].wake = (5 * 60 + 50, 9 * 60 + 30)
         dinner = 19 * 60 + 30
     elif household_type == "single_professional":
-        people = [
-            _adult(rng, names, "product manager, hybrid working", places["office"], "car", (29, 45))
-        ]
+        people = [_adult(rng, names, roles[0], places["office"], "car", (29, 45))]
         people[0].work_days = (1, 2, 3)
         dinner = 19 * 60 + 15
     elif household_type == "three_generations":
-        g = _person(
-            rng,
-            names,
-            "elder",
-            rng.randint(68, 79),
-            "grandparent, retired nurse",
-            health="uses a walking stick after a hip replacement",
-        )
+        g = _person(rng, names, "elder", rng.randint(68, 79), roles[0], health=HEALTH["hip"])
         g.wake, g.bed = (6 * 60 + 30, 7 * 60), (21 * 60 + 45, 22 * 60)
-        a = _adult(rng, names, "parent, pharmacist", places["pharmacy"], "car", (38, 48))
+        a = _adult(rng, names, roles[1], places["pharmacy"], "car", (38, 48))
         b = _adult(
             rng,
             names,
-            "parent, bus driver on early shifts",
-            "the bus depot",
+            roles[2],
+            WORKPLACES["depot"],
             "bike",
             (38, 49),
             gender="f" if a.gender == "m" else "m",
@@ -553,7 +233,7 @@ def build_household(scenario_id: str, household_type: str, rng: random.Random) -
             names,
             "child",
             rng.randint(9, 12),
-            "child, year 6 pupil",
+            roles[3],
             work=places["primary_school"],
             commute="walk",
         )
@@ -576,91 +256,10 @@ def build_household(scenario_id: str, household_type: str, rng: random.Random) -
     return hh
 
 
-SHARED_BY_TYPE: dict[str, list[tuple[str, str, str]]] = {
-    # (device_type, id, location); every household gets the first block
-    "_core": [
-        ("smart_speaker", "speaker_kitchen", "kitchen"),
-        ("doorbell_camera", "doorbell_front", "front_door"),
-        ("smart_lock", "lock_front", "front_door"),
-        ("motion_sensor", "motion_hallway", "hallway"),
-        ("smart_thermostat", "thermostat_living", "living_room"),
-        ("smart_fridge", "fridge_kitchen", "kitchen"),
-        ("smart_tv", "tv_living", "living_room"),
-    ],
-    "young_family": [
-        ("indoor_camera", "camera_playroom", "playroom"),
-        ("smart_display", "display_living", "living_room"),
-        ("air_quality_monitor", "airquality_nursery", "nursery"),
-        ("smart_washer_dryer", "washer_utility", "utility_room"),
-        ("robot_vacuum", "vacuum_living", "living_room"),
-        ("door_window_sensor", "sensor_backdoor", "back_door"),
-        ("smart_light", "light_living", "living_room"),
-    ],
-    "family_with_teens": [
-        ("gaming_console", "console_living", "living_room"),
-        ("indoor_camera", "camera_living", "living_room"),
-        ("smart_washer_dryer", "washer_utility", "utility_room"),
-        ("door_window_sensor", "sensor_backdoor", "back_door"),
-        ("smart_light", "light_landing", "landing"),
-        ("smart_scale", "scale_bathroom", "bathroom"),
-        ("air_quality_monitor", "airquality_kitchen", "kitchen"),
-    ],
-    "elderly_couple_with_carer": [
-        ("smart_display", "display_living", "living_room"),
-        ("indoor_camera", "camera_living", "living_room"),
-        ("air_purifier", "purifier_bedroom", "bedroom"),
-        ("smart_light", "light_bedroom", "bedroom"),
-        ("smart_curtain", "curtain_bedroom", "bedroom"),
-        ("smart_scale", "scale_bathroom", "bathroom"),
-        ("door_window_sensor", "sensor_backdoor", "back_door"),
-    ],
-    "shared_flat": [
-        ("gaming_console", "console_living", "living_room"),
-        ("smart_washer_dryer", "washer_utility", "utility_cupboard"),
-        ("air_quality_monitor", "airquality_kitchen", "kitchen"),
-        ("smart_light", "light_hallway", "hallway"),
-        ("robot_vacuum", "vacuum_hallway", "hallway"),
-    ],
-    "single_professional": [
-        ("smart_display", "display_living", "living_room"),
-        ("indoor_camera", "camera_living", "living_room"),
-        ("air_purifier", "purifier_bedroom", "bedroom"),
-        ("air_quality_monitor", "airquality_office", "home_office"),
-        ("smart_washer_dryer", "washer_utility", "utility_room"),
-        ("robot_vacuum", "vacuum_living", "living_room"),
-        ("smart_light", "light_living", "living_room"),
-        ("smart_curtain", "curtain_bedroom", "bedroom"),
-        ("smart_scale", "scale_bathroom", "bathroom"),
-        ("gaming_console", "console_living", "living_room"),
-        ("door_window_sensor", "sensor_balcony", "balcony_door"),
-    ],
-    "three_generations": [
-        ("indoor_camera", "camera_living", "living_room"),
-        ("smart_display", "display_kitchen", "kitchen"),
-        ("smart_washer_dryer", "washer_utility", "utility_room"),
-        ("robot_vacuum", "vacuum_living", "living_room"),
-        ("air_purifier", "purifier_granny", "granny_flat"),
-        ("smart_light", "light_granny", "granny_flat"),
-        ("smart_scale", "scale_bathroom", "bathroom"),
-        ("door_window_sensor", "sensor_backdoor", "back_door"),
-    ],
-}
+SHARED_BY_TYPE: dict[str, list[tuple[str, str, str]]] = TABLE["SHARED_BY_TYPE"]
 
-PERSONAL_PREFIX = {
-    "smartwatch": "watch",
-    "kids_smartwatch": "watch",
-    "smartphone": "phone",
-    "laptop": "laptop",
-    "tablet": "tablet",
-    "car_system": "car",
-}
-PERSONAL_LOCATION = {
-    "smartwatch": "wearable",
-    "kids_smartwatch": "wearable",
-    "smartphone": "carried",
-    "car_system": "car",
-    "tablet": "living_room",
-}
+PERSONAL_PREFIX = TABLE["PERSONAL_PREFIX"]
+PERSONAL_LOCATION = TABLE["PERSONAL_LOCATION"]
 
 
 def _devices(household_type: str, people: list[Person], rng: random.Random) -> list[Device]:

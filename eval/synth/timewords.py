@@ -33,6 +33,12 @@ def clock(ts: datetime) -> str:
     return ts.strftime("%H:%M")
 
 
+def hours_minutes(minutes: int) -> str:
+    """Canonical duration used in reference answers: '6 h 05 min', '42 min'."""
+    h, m = divmod(minutes, 60)
+    return f"{h} h {m:02d} min" if h else f"{m} min"
+
+
 def day_label(d: date | datetime) -> str:
     """'Tuesday 12 May' (absolute, for answers)."""
     d = d.date() if isinstance(d, datetime) else d

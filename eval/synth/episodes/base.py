@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from eval.synth.episodes.ambient import ambient_options
 from eval.synth.errors import SynthesisError
 from eval.synth.personas import Household, Person
 from eval.synth.phrasing import LABELS, place_words
@@ -214,25 +215,6 @@ class Ep:
 
     # -- ambient views ------------------------------------------------------------------
 
-    HOME_PLACES = frozenset(
-        {
-            "home",
-            "kitchen",
-            "living_room",
-            "hallway",
-            "front_door",
-            "bedroom",
-            "garden",
-            "nursery",
-            "playroom",
-            "landing",
-            "granny_flat",
-            "utility_room",
-            "home_office",
-            "bathroom",
-        }
-    )
-
     def finish(self) -> None:
         """Give every story event 3-4 observing devices where the household has them.
 
@@ -250,9 +232,9 @@ class Ep:
             want = self._want[ev.story_id]
             if len(ev.views) >= want:
                 continue
-            options = self._ambient(ev)
+            options = ambient_options(self.hh, self.r, ev)
             self.r.shuffle(options)
-            for device, modality, clauses, gist, people in options:
+            for device, modality, words, people in options:
                 if len(ev.views) >= want:
                     break
                 if any(v.device == device for v in ev.views):
@@ -261,139 +243,11 @@ class Ep:
                     ev,
                     device,
                     modality,
-                    clauses,
-                    gist=gist,
+                    **words,
                     people=people,
                     offset=self.r.randint(-3, 4),
                     ambient=True,
                 )
-
-    def _ambient(self, ev: StoryEvent) -> list[tuple[str, str, list[str], str, list[str]]]:
-        hh, r = self.hh, self.r
-        at_home = ev.place in self.HOME_PLACES
-        residents = [p for p in ev.people if any(q.name == p for q in hh.people)]
-        out: list[tuple[str, str, list[str], str, list[str]]] = []
-        for name in residents:
-            watch = hh.watch(name)
-            if watch:
-                hr = r.randint(66, 104)
-                out.append(
-                    (
-                        watch,
-                        "health",
-                        [f"{name}'s heart rate at {hr} bpm", f"a pulse of {hr} bpm for {name}"],
-                        f"recorded {name}'s heart rate at {hr} bpm",
-                        [name],
-                    )
-                )
-            phone = hh.phone(name)
-            if phone and ev.place != "car":
-                where = "at home, on the household Wi-Fi" if at_home else f"at {ev.place}"
-                out.append(
-                    (
-                        phone,
-                        "location",
-                        [f"{name}'s phone {where}", f"a location fix for {name}: {where}"],
-                        f"placed {name} {where}",
-                        [name],
-                    )
-                )
-        if at_home:
-            motion = hh.shared("motion_sensor")
-            if motion and ev.place in ("hallway", "front_door", "home", "kitchen", "living_room"):
-                n = r.randint(2, 6)
-                out.append(
-                    (
-                        motion,
-                        "motion",
-                        [
-                            f"{n} triggers in quick succession in the hallway",
-                            f"a burst of {n} hallway detections",
-                        ],
-                        f"detected {n} movements in the hallway",
-                        residents,
-                    )
-                )
-            talker = hh.shared("smart_speaker") or hh.shared("smart_display")
-            if talker and residents and ev.place in ("kitchen", "living_room", "home", "hallway"):
-                who = " and ".join(residents[:2])
-                room = ev.place.replace("_", " ")
-                where_said = "around the house" if ev.place == "home" else f"in the {room}"
-                out.append(
-                    (
-                        talker,
-                        "audio",
-                        [
-                            (f"{who} talking {where_said}, words mostly indistinct"),
-                            (
-                                f"indistinct conversation; {who}'s "
-                                f"voice{'s' if len(residents) > 1 else ''} recognised"
-                            ),
-                        ],
-                        f"heard {who} talking nearby",
-                        residents,
-                    )
-                )
-            light = hh.shared("smart_light")
-            if (
-                light
-                and (ev.ts.hour >= 19 or ev.ts.hour < 6)
-                and hh.device(light).location
-                in (ev.place, "living_room" if ev.place == "home" else "")
-            ):
-                pct = r.choice([40, 60, 80, 100])
-                out.append(
-                    (
-                        light,
-                        "device_status",
-                        [
-                            f"brightness raised to {pct}% from the app",
-                            f"a manual change to {pct}% brightness",
-                        ],
-                        f"reported the lights turned up to {pct}%",
-                        residents,
-                    )
-                )
-            fridge = hh.shared("smart_fridge")
-            if fridge and ev.place == "kitchen":
-                secs = r.randint(6, 40)
-                out.append(
-                    (
-                        fridge,
-                        "device_status",
-                        [f"the door opened for {secs} seconds", f"a {secs}-second door opening"],
-                        f"reported a {secs}-second door opening",
-                        residents,
-                    )
-                )
-            for dtype in ("indoor_camera", "smart_display"):
-                cam = hh.shared(dtype)
-                if cam and hh.device(cam).location == ev.place and residents:
-                    who = " and ".join(residents[:2])
-                    out.append(
-                        (
-                            cam,
-                            "vision",
-                            [
-                                f"{who} in the {ev.place.replace('_', ' ')}",
-                                f"{who} moving about the {ev.place.replace('_', ' ')}",
-                            ],
-                            f"saw {who} in the {ev.place.replace('_', ' ')}",
-                            residents,
-                        )
-                    )
-        elif len(residents) == 1 and hh.car(residents[0]) and ev.place != "car":
-            # someone out on their own, with a car of their own, most likely drove there
-            out.append(
-                (
-                    hh.car(residents[0]),
-                    "location",
-                    [f"the car parked near {ev.place}", f"a stop close to {ev.place}, engine off"],
-                    f"logged the car parked near {ev.place}",
-                    residents,
-                )
-            )
-        return out
 
     def label(self, device: str | None) -> str:
         return canonical_label(self.hh.device(device)) if device and self.hh.has(device) else ""

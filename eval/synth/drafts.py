@@ -1,0 +1,72 @@
+"""Helpers shared by the question builders: routine facts by person, and the draft itself."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from datetime import timedelta
+
+from eval.synth.personas import Household
+from eval.synth.tables import Words
+from eval.synth.timewords import DAYS, day_label
+from eval.synth.world import CheckDraft, Obs, QuestionDraft
+
+W = Words("questions")
+
+
+def _facts(stream: list[Obs], topic: str) -> dict[str, list[Obs]]:
+    by_person: dict[str, list[Obs]] = defaultdict(list)
+    for o in stream:
+        if o.facts.get("topic") == topic and o.source != "adversarial":
+            by_person[o.facts.get("person", "")].append(o)
+    for obs in by_person.values():
+        obs.sort(key=lambda o: (o.ts, o.key))
+    return by_person
+
+
+def _shown(o: Obs) -> str:
+    return str(o.facts.get("shown") or (o.anchors[0] if o.anchors else o.facts.get("value")))
+
+
+def _night(o: Obs) -> str:
+    say = W.at("night")
+    return (
+        say("result", DAYS_day=day_label(DAYS[0] + timedelta(days=o.facts["day"])))
+        if o.facts["day"] >= 0
+        else say("result_2")
+    )
+
+
+def _draft(
+    category: str,
+    asker: str,
+    texts: list[str],
+    answer: str,
+    checklist: list[tuple[str, list[Obs], list[str]]],
+    topic: str,
+    subject: str,
+    origin: str,
+    moments: dict | None = None,
+    delay=(2.0, 30.0),
+) -> QuestionDraft:
+    return QuestionDraft(
+        category=category,
+        asker=asker,
+        texts=texts,
+        answer=answer,
+        checklist=[CheckDraft(i, list(r), list(a)) for i, r, a in checklist if r],
+        topic=topic,
+        subject=subject,
+        moments=moments or {},
+        delay_hours=delay,
+        origin=origin,
+    )
+
+
+def _other(hh: Household, rng: random.Random, person: str) -> str:
+    pool = [
+        p.name
+        for p in hh.people
+        if p.name != person and p.kind in ("adult", "elder", "carer", "teen")
+    ]
+    return rng.choice(pool or [person])
