@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime, time
 from statistics import mean
 
 from pydantic import BaseModel, Field
@@ -31,6 +32,24 @@ class SynthStats(BaseModel):
     tokenizer: str
     filtering: dict[str, int] = Field(
         default_factory=dict, description="Rejected drafts by reason."
+    )
+    questions_with_time_phrase: float = Field(
+        default=0.0, description="Share of questions whose text holds a time phrase."
+    )
+    questions_with_window: float = Field(
+        default=0.0,
+        description="Share of questions whose time phrase resolves to a window (offline "
+        "time resolution, as MemFuse reads it).",
+    )
+    window_holds_all_evidence: float = Field(
+        default=0.0,
+        description="Among questions with a window: the share whose gold evidence lies "
+        "entirely inside it (a high share means the phrase all but names the evidence).",
+    )
+    people_tagged_by_class: dict[str, float] = Field(
+        default_factory=dict,
+        description="Share of events naming a person, by device class (personal: owned by "
+        "someone; fixed: shared) and by source (storyline or not).",
     )
     person_blind_stripped: int | None = Field(
         default=None,
@@ -81,6 +100,16 @@ class SynthStats(BaseModel):
                 f"  {key:<22}{self.questions_by_category.get(key, 0):>8}"
                 f"{self.mean_evidence_by_category.get(key, 0.0):>10.2f}"
             )
+        lines += [
+            "",
+            f"{'questions with a time phrase':<38}{self.questions_with_time_phrase:>10.1%}",
+            f"{'  ... resolving to a window':<38}{self.questions_with_window:>10.1%}",
+            f"{'  ... window holding all evidence':<38}{self.window_holds_all_evidence:>10.1%}",
+            "",
+            "events naming a person, by device class and source",
+        ]
+        for key, value in self.people_tagged_by_class.items():
+            lines.append(f"  {key:<36}{value:>10.1%}")
         if self.person_blind_stripped is not None:
             lines += [
                 "",
@@ -121,6 +150,7 @@ def stats(bench: MemFuseBench, filtering: dict[str, int] | None = None) -> Synth
             checklist.append(len(q.checklist))
             devices.append(len({index[i].device for i in q.evidence_event_ids}))
     n_q = len(evidence)
+    timing = _time_phrases(bench)
     return SynthStats(
         scenarios=len(bench.scenario_data),
         events_total=sum(per_scenario),
@@ -138,4 +168,52 @@ def stats(bench: MemFuseBench, filtering: dict[str, int] | None = None) -> Synth
         serialized_tokens_per_scenario=line_tokens,
         tokenizer=tokenizer,
         filtering=dict(filtering or {}),
+        questions_with_time_phrase=timing[0],
+        questions_with_window=timing[1],
+        window_holds_all_evidence=timing[2],
+        people_tagged_by_class=_people_tagged(bench),
     )
+
+
+def _time_phrases(bench: MemFuseBench) -> tuple[float, float, float]:
+    """(share with a time phrase, share resolving to a window, share of windowed questions
+    whose gold evidence lies inside the window)."""
+    from signatures.time_resolution.resolve import resolve_time, strip_time_expressions
+
+    phrased = windowed = inside = total = 0
+    for scenario in bench.scenario_data:
+        index = {e.event_id: e for e in scenario.all_events()}
+        for q in scenario.questions:
+            total += 1
+            text = " ".join(q.question.split())
+            phrased += strip_time_expressions(text) != text
+            asked = q.question_time or max(index[i].timestamp for i in q.evidence_event_ids)
+            window = resolve_time(q.question, asked).window
+            if not window.enabled or window.date is None:
+                continue
+            windowed += 1
+            start = datetime.combine(window.date, window.start_time or time.min)
+            end = datetime.combine(window.end_date or window.date, window.end_time or time.max)
+            inside += all(start <= index[i].timestamp <= end for i in q.evidence_event_ids)
+    return (
+        phrased / total if total else 0.0,
+        windowed / total if total else 0.0,
+        inside / windowed if windowed else 0.0,
+    )
+
+
+def _people_tagged(bench: MemFuseBench) -> dict[str, float]:
+    """Share of events with people, by (personal | fixed device) x (storyline | other)."""
+    tagged: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for scenario in bench.scenario_data:
+        owners = {d.device_id: d.owner for d in scenario.persona.all_devices}
+        for e in scenario.all_events():
+            fixed = owners.get(e.device, "shared") in ("shared", "", None)
+            source = (
+                "storyline" if e.source is not None and e.source.value == "storyline" else "other"
+            )
+            key = f"{'fixed' if fixed else 'personal'} device, {source}"
+            seen[key] += 1
+            tagged[key] += bool(e.characters)
+    return {k: tagged[k] / seen[k] for k in sorted(seen)}
