@@ -37,6 +37,13 @@ def synth(
         help="Drop the people tags (characters) of events from devices that cannot know who "
         "is there (motion, door, climate, lights, appliances...; see eval/person_blind.py).",
     ),
+    realism: str = typer.Option(
+        "legacy",
+        "--realism",
+        help="legacy (the original generator, byte for byte) or realistic: people tags only "
+        "where a device can know who it is, no shared sensor boilerplate, gold evidence limited "
+        "to what the checklist uses (see eval/synth/realism.py).",
+    ),
     llm: bool = typer.Option(
         False,
         "--llm",
@@ -60,12 +67,14 @@ def synth(
 
         stats_ = graph_synth_command(
             scenarios, seed, out, llm=llm, checkpoint=checkpoint, person_blind=person_blind,
-            progress=lambda line: print(line, file=sys.stderr, flush=True),
+            progress=lambda line: print(line, file=sys.stderr, flush=True), realism=realism,
         )  # fmt: skip
     else:
         from eval.synth import synth_command
 
-        stats_ = synth_command(scenarios=scenarios, seed=seed, out=out, person_blind=person_blind)
+        stats_ = synth_command(
+            scenarios=scenarios, seed=seed, out=out, person_blind=person_blind, realism=realism
+        )
     console().print(stats_.render())
     console().print(f"wrote {out}")
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memory.formats.memfusebench import Device, MemFuseBench
+from memory.formats.memfusebench import Device, MemFuseBench, Scenario
 
 # Words of a device type whose device can tell who is there, and how it knows.
 PERSON_AWARE_WORDS: frozenset[str] = frozenset(
@@ -117,3 +117,52 @@ def strip_person_blind_counted(bench: MemFuseBench) -> tuple[MemFuseBench, int]:
 def strip_person_blind(bench: MemFuseBench) -> MemFuseBench:
     """A copy of `bench` whose person-blind devices' events carry no people tags."""
     return strip_person_blind_counted(bench)[0]
+
+
+# `memfuse synth --realism realistic` goes further than `--person-blind`: a device keeps a
+# people tag only for the modality through which it can know who is there. A speaker knows a
+# voice only in dialogue (voice profile), a display a face (vision) or a voice (dialogue), a TV
+# or console its signed-in profile only in what it plays (app_usage, not device_status), and a
+# scale (a shared platform that guesses by weight) never. Other devices follow
+# `is_person_blind`.
+KNOWING_MODALITIES: dict[str, frozenset[str]] = {
+    "speaker": frozenset({"dialogue"}),
+    "display": frozenset({"dialogue", "vision"}),
+    "tv": frozenset({"app_usage"}),
+    "television": frozenset({"app_usage"}),
+    "console": frozenset({"app_usage"}),
+    "scale": frozenset(),
+}
+
+
+def knows_who(device: Device, modality: str) -> bool:
+    """True when `device` can tell who is there from an event of `modality` (realistic rule)."""
+    words = type_words(device.device_type)
+    for word in words:
+        if word in KNOWING_MODALITIES:
+            return modality in KNOWING_MODALITIES[word]
+    return not is_person_blind(device)
+
+
+def strip_unknowing_counted(bench: MemFuseBench) -> tuple[MemFuseBench, int]:
+    """A copy of `bench` with `characters` emptied on every event whose device cannot know who
+    is there from that event (`knows_who`), and how many events lost a non-empty tag list."""
+    result = bench.model_copy(deep=True)
+    stripped = 0
+    for scenario in result.scenario_data:
+        stripped += strip_unknowing_scenario(scenario)
+    return result, stripped
+
+
+def strip_unknowing_scenario(scenario: Scenario) -> int:
+    """Empty, in place, the tags `knows_who` refuses; returns how many events lost tags."""
+    devices = {d.device_id: d for d in scenario.persona.all_devices}
+    stripped = 0
+    for episode in scenario.episodes:
+        for event in episode.events:
+            device = devices.get(event.device)
+            modality = getattr(event.modality, "value", event.modality)
+            if device is not None and event.characters and not knows_who(device, modality):
+                event.characters = []
+                stripped += 1
+    return stripped

@@ -31,6 +31,7 @@ from eval.synth.errors import SynthesisError
 from eval.synth.filtering import filter_questions
 from eval.synth.personas import HOUSEHOLD_TYPES, build_household
 from eval.synth.questions import aggregation_drafts, check_questions, first_person_drafts, resolve
+from eval.synth.realism import check_realism, finish
 from eval.synth.rng import substream
 from eval.synth.routine import incidental_noise, periodic_readings, simulate_routines
 from eval.synth.scenario import build_scenario
@@ -52,12 +53,14 @@ __all__ = [
 QUESTIONS_PER_SCENARIO = 60
 
 
-def build_one(index: int, seed: int) -> tuple[Scenario, Counter[str]]:
-    """One household-week through all six stages; returns it with its filtering tally."""
+def build_one(index: int, seed: int, realism: str = "legacy") -> tuple[Scenario, Counter[str]]:
+    """One household-week through all six stages; returns it with its filtering tally
+    (`realism`: eval.synth.realism)."""
     sid = f"S{index + 1}"
     hh = build_household(
         sid, HOUSEHOLD_TYPES[index % len(HOUSEHOLD_TYPES)], substream(seed, sid, "personas")
     )
+    hh.realism = check_realism(realism)
     world = WorldState()
     plans = build_scenario(hh, substream(seed, sid, "scenario"), world)
     story = project_storyline(hh, plans, substream(seed, sid, "projection"))
@@ -88,16 +91,16 @@ def build_one(index: int, seed: int) -> tuple[Scenario, Counter[str]]:
     stream = stream + distractors
     check_stream(hh, stream)
     finalize_ids(sid, stream, report.kept)
-    return to_scenario(hh, plans, stream, report.kept), report.reasons()
+    return finish(to_scenario(hh, plans, stream, report.kept), realism), report.reasons()
 
 
 def generate_with_report(
-    n_scenarios: int = 6, seed: int = 7, progress: bool = False
+    n_scenarios: int = 6, seed: int = 7, progress: bool = False, realism: str = "legacy"
 ) -> tuple[MemFuseBench, Counter[str]]:
     scenarios: list[Scenario] = []
     tally: Counter[str] = Counter()
     for index in range(n_scenarios):
-        scenario, reasons = build_one(index, seed)
+        scenario, reasons = build_one(index, seed, realism)
         scenarios.append(scenario)
         tally.update(reasons)
         if progress:
@@ -111,9 +114,11 @@ def generate_with_report(
     return validate(bench), tally
 
 
-def generate(n_scenarios: int = 6, seed: int = 7, progress: bool = False) -> MemFuseBench:
+def generate(
+    n_scenarios: int = 6, seed: int = 7, progress: bool = False, realism: str = "legacy"
+) -> MemFuseBench:
     """A validated benchmark of `n_scenarios` household-weeks; deterministic for `seed`."""
-    return generate_with_report(n_scenarios, seed, progress)[0]
+    return generate_with_report(n_scenarios, seed, progress, realism)[0]
 
 
 def synth_command(
@@ -121,13 +126,15 @@ def synth_command(
     seed: int = 7,
     out: Path = Path("data/memfusebench.json"),
     person_blind: bool = False,
+    realism: str = "legacy",
 ) -> SynthStats:
     """Generate, write, prove the file loads back unchanged through `load`, report sizes.
 
     `person_blind` empties `characters` on events of devices that cannot know who is there
-    (eval.person_blind); off, the file is exactly what the generator produced.
+    (eval.person_blind); off, the file is exactly what the generator produced. `realism`
+    (eval.synth.realism) is `legacy` (the original generator) or `realistic`.
     """
-    bench, tally = generate_with_report(scenarios, seed)
+    bench, tally = generate_with_report(scenarios, seed, realism=realism)
     stripped: int | None = None
     if person_blind:
         bench, stripped = strip_person_blind_counted(bench)

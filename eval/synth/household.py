@@ -45,6 +45,7 @@ class Household:
     devices: list[Device]
     places: dict[str, str]
     dinner: int  # shared dinner time, minutes from midnight
+    realism: str = "legacy"  # eval.synth.realism: how much the generator may flatter a system
 
     def person(self, name: str) -> Person:
         for p in self.people:

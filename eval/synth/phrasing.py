@@ -151,9 +151,12 @@ def render(
     framed: bool = True,
     details: tuple[int, int] = (0, 1),
     scene: float = 0.0,
+    sensor_details: bool = True,
 ) -> str:
     """Word one observation in the device's voice: the framed clause, on average `scene`
-    sentences of surrounding context, then `details` sensor-side sentences."""
+    sentences of surrounding context, then `details` sensor-side sentences (drawn either way,
+    so the random stream is the same, but left out when not `sensor_details`: battery, sync,
+    firmware and log lines recur across unrelated events and make them look alike)."""
     dev = label(device, rng)
     text = clause.strip()
     if framed:
@@ -175,7 +178,9 @@ def render(
     pool = list(DETAILS.get(group, []))
     count = min(len(pool), rng.randint(*details))
     for sentence in rng.sample(pool, count):
-        text += " " + detail(sentence, rng, ts, owner, did)
+        drawn = detail(sentence, rng, ts, owner, did)
+        if sensor_details:
+            text += " " + drawn
     return polish(text)
 
 

@@ -36,6 +36,8 @@ WIDEN = {"causal": "named", "fusion": "named", "user_query": "named"}
 # Categories whose overall evidence is every observation (ambient ones included) of every
 # happening the checklist touches: to piece a happening together or explain it, all of its
 # traces are relevant, while each checklist item still names the observations it rests on.
+# `--realism realistic` (eval.synth.realism) skips this widening: evidence is then what the
+# checklist (and, for causal questions, the causal chain) uses, without ambient traces.
 WHOLE_EVENT_EVIDENCE = ("causal", "fusion")
 
 
@@ -106,7 +108,7 @@ def resolve(
         evidence = list(dict.fromkeys(k for _, keys in checklist for k in keys))
         if draft.category == "causal":
             evidence += [k for k in _chain(draft, stories) if k in obs_by_key and k not in evidence]
-        if draft.category in WHOLE_EVENT_EVIDENCE:
+        if draft.category in WHOLE_EVENT_EVIDENCE and hh.realism == "legacy":
             touched = {
                 r.story_id
                 for item in draft.checklist

@@ -35,6 +35,7 @@ from eval.synth.episodes import WorldState
 from eval.synth.filtering import filter_questions
 from eval.synth.personas import HOUSEHOLD_TYPES, Household, build_household
 from eval.synth.questions import aggregation_drafts, check_questions, first_person_drafts, resolve
+from eval.synth.realism import check_realism, finish
 from eval.synth.rng import substream
 from eval.synth.routine import incidental_noise, periodic_readings, simulate_routines
 from eval.synth.scenario import build_scenario
@@ -92,8 +93,8 @@ def pool_of(hh: Household, questions: list[Question]) -> QuestionPool:
 class _Pipeline:
     """One household-week through `build_one`'s stages, one stage per call, in its order."""
 
-    def __init__(self, request: SynthesisRequest):
-        self.request = request
+    def __init__(self, request: SynthesisRequest, realism: str = "legacy"):
+        self.request, self.realism = request, realism
         self.seed, self.sid = request.seed, request.scenario_id
         self.artifacts: dict[Stage, BaseModel] = {}
         self.tally: Counter[str] = Counter()
@@ -117,6 +118,7 @@ class _Pipeline:
 
     def _persona(self) -> BaseModel:
         self.hh = build_household(self.sid, household_type(self.request), self._rng("personas"))
+        self.hh.realism = self.realism
         return self.hh.to_persona()
 
     def _scenario(self) -> BaseModel:
@@ -163,13 +165,14 @@ class _Pipeline:
         stream = self.stream + distractors
         check_stream(self.hh, stream)
         finalize_ids(self.sid, stream, kept)
-        return to_scenario(self.hh, self.plans, stream, kept)
+        return finish(to_scenario(self.hh, self.plans, stream, kept), self.realism)
 
 
 class ProceduralStages:
     """The offline twins of the six stages (a `graphs.synthesis.StageGenerators`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, realism: str = "legacy") -> None:
+        self.realism = check_realism(realism)
         self._pipelines: dict[str, _Pipeline] = {}
         self.calls: Counter[Stage] = Counter()
 
@@ -195,7 +198,7 @@ class ProceduralStages:
             )
         key = request.model_dump_json()
         if key not in self._pipelines:
-            self._pipelines[key] = _Pipeline(request)
+            self._pipelines[key] = _Pipeline(request, self.realism)
         return self._pipelines[key]
 
 
@@ -220,6 +223,7 @@ def graph_synth_command(
     checkpoint: Path | None = None,
     person_blind: bool = False,
     progress: Callable[[str], None] | None = None,
+    realism: str = "legacy",
 ) -> SynthStats:
     """`memfuse synth --llm | --checkpoint`: every household-week through the synthesis graph.
 
@@ -234,7 +238,8 @@ def graph_synth_command(
             "memfuse synth --llm needs an LLM: set MEMFUSE_LLM_MODEL (and MEMFUSE_LLM_BASE_URL "
             "for a self-hosted endpoint), or drop --llm for the procedural generator"
         )
-    twins = None if llm else ProceduralStages()
+    check_realism(realism)
+    twins = None if llm else ProceduralStages(realism)
     tally: Counter[str] = Counter()
     made: list[Scenario] = []
     for index in range(scenarios):
@@ -246,6 +251,8 @@ def graph_synth_command(
         made.append(run.scenario)
         if twins is not None:
             tally.update(twins.tally(request_for(index, seed)))
+    if llm:  # the LLM's drafts: only the tags can be made realistic after the fact
+        made = [finish(s.model_copy(deep=True), realism) for s in made]
     bench = validate(MemFuseBench(version=VERSION, scenario_data=made))
     stripped: int | None = None
     if person_blind:

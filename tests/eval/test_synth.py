@@ -441,3 +441,118 @@ def test_synth_command_person_blind_writes_the_stripped_file_and_counts_it(two, 
     assert "person-blind: events untagged" in st.render()
     assert stats(one).person_blind_stripped is None
     assert "person-blind" not in stats(one).render()  # the default statistics are unchanged
+
+
+# ---------------------------------------------------------------- --realism
+
+
+@pytest.fixture(scope="module")
+def realistic_one():
+    return generate(1, seed=7, realism="realistic")
+
+
+def test_legacy_realism_is_the_original_generator(two):
+    """The default stays byte for byte what the generator wrote before --realism existed."""
+    import hashlib
+
+    one = generate(1, seed=7, realism="legacy")
+    digest = hashlib.sha256(to_json(one).encode()).hexdigest()
+    assert digest == "a6e92805c7392fd439c46050bc1a10853dfe1448aef794296ad3fe7844aec063"
+    assert one.scenario_data[0] == two.scenario_data[0]
+
+
+def test_unknown_realism_is_refused():
+    from memory.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="legacy, realistic"):
+        generate(1, seed=7, realism="gritty")
+
+
+def test_realistic_tags_people_only_where_the_device_can_know(two, realistic_one):
+    from eval.person_blind import knows_who
+
+    legacy, real = two.scenario_data[0], realistic_one.scenario_data[0]
+    devices = {d.device_id: d for d in real.persona.all_devices}
+    tagged: Counter[str] = Counter()
+    for event in real.all_events():
+        device = devices[event.device]
+        if event.characters:
+            assert knows_who(device, event.modality.value), (event.device, event.modality)
+            tagged[device.device_type] += 1
+    # person-blind sensors lose their tags ...
+    legacy_tagged = Counter(
+        devices[e.device].device_type for e in legacy.all_events() if e.characters
+    )
+    for blind in ("motion_sensor", "smart_thermostat", "smart_fridge", "smart_light"):
+        if legacy_tagged[blind]:
+            assert tagged[blind] == 0, blind
+    assert sum(legacy_tagged[t] for t in ("motion_sensor", "smart_thermostat")) > 0
+    # ... knowing devices keep theirs
+    for knowing in ("smartwatch", "smartphone", "smart_lock", "doorbell_camera"):
+        if legacy_tagged[knowing]:
+            assert tagged[knowing] > 0, knowing
+    assert tagged["smartwatch"] and tagged["smartphone"]
+
+
+def test_knows_who_reads_the_modality_of_shared_devices():
+    from eval.person_blind import knows_who
+    from memory.formats.memfusebench import Device
+
+    def dev(device_type: str, modality: str) -> Device:
+        return Device(device_id="d", device_type=device_type, modality=modality)
+
+    assert knows_who(dev("smart_speaker", "audio, dialogue"), "dialogue")
+    assert not knows_who(dev("smart_speaker", "audio, dialogue"), "audio")
+    assert knows_who(dev("smart_display", "audio, dialogue, vision"), "vision")
+    assert not knows_who(dev("smart_tv", "app_usage, device_status"), "device_status")
+    assert knows_who(dev("gaming_console", "app_usage, device_status"), "app_usage")
+    assert not knows_who(dev("smart_scale", "health"), "health")
+    assert not knows_who(dev("motion_sensor", "motion"), "motion")
+    assert knows_who(dev("smart_lock", "location"), "location")
+    assert knows_who(dev("smartwatch", "health, motion, location"), "health")
+
+
+def test_realistic_drops_sensor_boilerplate_and_keeps_the_facts(two, realistic_one):
+    legacy, real = two.scenario_data[0], realistic_one.scenario_data[0]
+    boiler = re.compile(r"Firmware \d|internal log entry is number|averaged over the last")
+    assert any(boiler.search(e.description) for e in legacy.all_events())
+    assert not any(boiler.search(e.description) for e in real.all_events())
+    # same events, same times and devices: only wording, tags and gold evidence differ
+    assert [(e.event_id, e.device, e.timestamp) for e in real.all_events()] == [
+        (e.event_id, e.device, e.timestamp) for e in legacy.all_events()
+    ]
+    for a, b in zip(legacy.all_events(), real.all_events(), strict=True):
+        assert a.description.startswith(b.description)
+
+
+def test_realistic_evidence_is_what_the_checklist_uses(two, realistic_one):
+    legacy, real = two.scenario_data[0], realistic_one.scenario_data[0]
+    assert [q.question_id for q in real.questions] == [q.question_id for q in legacy.questions]
+    shrunk = 0
+    for old, new in zip(legacy.questions, real.questions, strict=True):
+        assert set(new.evidence_event_ids) <= set(old.evidence_event_ids)
+        used = {k for item in new.checklist for k in item.evidence_event_ids}
+        assert used <= set(new.evidence_event_ids)
+        if new.category == "fusion":
+            assert set(new.evidence_event_ids) == used
+        shrunk += len(new.evidence_event_ids) < len(old.evidence_event_ids)
+    assert shrunk > 0
+
+
+def test_realistic_output_validates_and_round_trips(realistic_one, tmp_path):
+    from memory.formats.memfusebench_io import validate
+
+    assert validate(realistic_one) is not None
+    synth_command(1, 7, tmp_path / "real.json", realism="realistic")
+    assert (tmp_path / "real.json").read_text() == to_json(realistic_one)
+
+
+def test_realistic_offline_twins_build_exactly_build_ones_scenario(realistic_one):
+    from eval.synth.stages import ProceduralStages, request_for
+    from memory.formats.stages import STAGES, Artifacts
+
+    twins = ProceduralStages("realistic")
+    request = request_for(0, 7)
+    made = {stage: twins.generate(stage, request, Artifacts()) for stage in STAGES}
+    direct = realistic_one.scenario_data[0]
+    assert made["adversarial"].model_dump(mode="json") == direct.model_dump(mode="json")
