@@ -221,6 +221,30 @@ def _atomic_write(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def filter_entries(
+    found: list[AuditEntry],
+    op: str | None,
+    actor: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    node_id: str | None,
+) -> list[AuditEntry]:
+    """The entries matching every filter given, whichever log they came from (`node_id`
+    matches the salted digests, so a redacted id is still found)."""
+    if node_id is not None:
+        salt = found[0].details.get("salt") if found else None
+        wanted = id_digest(salt, node_id) if isinstance(salt, str) else None
+        found = [entry for entry in found if wanted in entry.id_digests]
+    return [
+        entry
+        for entry in found
+        if (op is None or entry.op == op)
+        and (actor is None or entry.actor == actor)
+        and (since is None or entry.when >= _utc(since))
+        and (until is None or entry.when <= _utc(until))
+    ]
+
+
 class AuditLog:
     """One namespace's audit log, with its `.head` and `.lock` sidecars. `clock` is for tests."""
 
@@ -347,18 +371,7 @@ class AuditLog:
         A complete line that is not an entry raises DamagedFileError: evidence is not skipped."""
         lines = (_read(self.path) or b"").split(b"\n")[:-1]  # an incomplete tail is no entry
         found = [self._entry_or_damaged(line, f"line {n}") for n, line in enumerate(lines, 1)]
-        if node_id is not None:
-            salt = found[0].details.get("salt") if found else None
-            wanted = id_digest(salt, node_id) if isinstance(salt, str) else None
-            found = [entry for entry in found if wanted in entry.id_digests]
-        return [
-            entry
-            for entry in found
-            if (op is None or entry.op == op)
-            and (actor is None or entry.actor == actor)
-            and (since is None or entry.when >= _utc(since))
-            and (until is None or entry.when <= _utc(until))
-        ]
+        return filter_entries(found, op, actor, since, until, node_id)
 
     def find(self, node_id: str) -> list[AuditEntry]:
         """Every entry naming `node_id` (an event or a fused node), redacted or not."""
@@ -641,18 +654,7 @@ class PostgresAuditLog(AuditLog):
         with self._connection() as conn:
             rows = self._rows(conn)
         found = [self._damaged(line, f"entry {seq}") for seq, line in rows]
-        if node_id is not None:
-            salt = found[0].details.get("salt") if found else None
-            wanted = id_digest(salt, node_id) if isinstance(salt, str) else None
-            found = [entry for entry in found if wanted in entry.id_digests]
-        return [
-            entry
-            for entry in found
-            if (op is None or entry.op == op)
-            and (actor is None or entry.actor == actor)
-            and (since is None or entry.when >= _utc(since))
-            and (until is None or entry.when <= _utc(until))
-        ]
+        return filter_entries(found, op, actor, since, until, node_id)
 
     def digest(self, node_id: str) -> str:
         with self._connection() as conn:
