@@ -55,7 +55,7 @@ class VisibleStore:
         self.requester = requester.strip()
         self._who = self.requester.casefold()
         self._seen: dict[str, bool] = {}
-        self._visible_ids: list[str] | None = None
+        self._visible: list[Event] | None = None
 
     # --- the checks ---------------------------------------------------------------------
 
@@ -121,14 +121,19 @@ class VisibleStore:
             self._require(event_id, "event")
         return self.store.get_events(ids)
 
-    def _visible_event_ids(self) -> list[str]:
-        if self._visible_ids is None:
+    def _visible_events(self) -> list[Event]:
+        """The visible events in time order, read once per view (the planner asks for the
+        known people and devices, stats for both and more)."""
+        if self._visible is None:
             every = self.store.events_between(datetime.min, datetime.max)
-            self._visible_ids = [i for i in every if self._event_visible(i)]
-        return self._visible_ids
+            self._visible = self.store.get_events([i for i in every if self._event_visible(i)])
+        return self._visible
+
+    def _visible_event_ids(self) -> list[str]:
+        return [e.event_id for e in self._visible_events()]
 
     def all_events(self) -> list[Event]:
-        return self.store.get_events(self._visible_event_ids())
+        return list(self._visible_events())
 
     def get_fused(self, node_id: str) -> FusedNode:
         self._require(node_id, "fused node")
@@ -218,14 +223,13 @@ class VisibleStore:
     # --- what this requester may know of the store --------------------------------------
 
     def known_people(self) -> set[str]:
-        events = self.store.get_events(self._visible_event_ids())
-        return {person for event in events for person in event.characters}
+        return {person for event in self._visible_events() for person in event.characters}
 
     def known_devices(self) -> set[str]:
-        return {e.device for e in self.store.get_events(self._visible_event_ids())}
+        return {e.device for e in self._visible_events()}
 
     def stats(self) -> StoreStats:
-        events = self.store.get_events(self._visible_event_ids())
+        events = self._visible_events()
         packs = self.all_fused()
         sizes = [len(node.members) for node in packs]
         return StoreStats(
@@ -243,7 +247,7 @@ class VisibleStore:
         changed = self.store.refresh()
         if changed:
             self._seen.clear()
-            self._visible_ids = None
+            self._visible = None
         return changed
 
     def __getattr__(self, name: str) -> Any:
