@@ -38,11 +38,12 @@ def synth(
         "is there (motion, door, climate, lights, appliances...; see eval/person_blind.py).",
     ),
     realism: str = typer.Option(
-        "legacy",
+        "realistic",
         "--realism",
-        help="legacy (the original generator, byte for byte) or realistic: people tags only "
-        "where a device can know who it is, no shared sensor boilerplate, gold evidence limited "
-        "to what the checklist uses (see eval/synth/realism.py).",
+        help="realistic: people tags only where a device can know who it is, no shared sensor "
+        "boilerplate, gold evidence limited to what the checklist uses, many questions without "
+        "a time phrase; or legacy, the earlier generator, for comparing with older numbers "
+        "(see eval/synth/realism.py).",
     ),
     llm: bool = typer.Option(
         False,

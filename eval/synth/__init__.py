@@ -31,7 +31,7 @@ from eval.synth.errors import SynthesisError
 from eval.synth.filtering import filter_questions
 from eval.synth.personas import HOUSEHOLD_TYPES, build_household
 from eval.synth.questions import aggregation_drafts, check_questions, first_person_drafts, resolve
-from eval.synth.realism import check_realism, finish
+from eval.synth.realism import DEFAULT_REALISM, check_realism, finish
 from eval.synth.rng import substream
 from eval.synth.routine import incidental_noise, periodic_readings, simulate_routines
 from eval.synth.scenario import build_scenario
@@ -53,7 +53,9 @@ __all__ = [
 QUESTIONS_PER_SCENARIO = 60
 
 
-def build_one(index: int, seed: int, realism: str = "legacy") -> tuple[Scenario, Counter[str]]:
+def build_one(
+    index: int, seed: int, realism: str = DEFAULT_REALISM
+) -> tuple[Scenario, Counter[str]]:
     """One household-week through all six stages; returns it with its filtering tally
     (`realism`: eval.synth.realism)."""
     sid = f"S{index + 1}"
@@ -95,7 +97,7 @@ def build_one(index: int, seed: int, realism: str = "legacy") -> tuple[Scenario,
 
 
 def generate_with_report(
-    n_scenarios: int = 6, seed: int = 7, progress: bool = False, realism: str = "legacy"
+    n_scenarios: int = 6, seed: int = 7, progress: bool = False, realism: str = DEFAULT_REALISM
 ) -> tuple[MemFuseBench, Counter[str]]:
     scenarios: list[Scenario] = []
     tally: Counter[str] = Counter()
@@ -115,7 +117,7 @@ def generate_with_report(
 
 
 def generate(
-    n_scenarios: int = 6, seed: int = 7, progress: bool = False, realism: str = "legacy"
+    n_scenarios: int = 6, seed: int = 7, progress: bool = False, realism: str = DEFAULT_REALISM
 ) -> MemFuseBench:
     """A validated benchmark of `n_scenarios` household-weeks; deterministic for `seed`."""
     return generate_with_report(n_scenarios, seed, progress, realism)[0]
@@ -126,7 +128,7 @@ def synth_command(
     seed: int = 7,
     out: Path = Path("data/memfusebench.json"),
     person_blind: bool = False,
-    realism: str = "legacy",
+    realism: str = DEFAULT_REALISM,
 ) -> SynthStats:
     """Generate, write, prove the file loads back unchanged through `load`, report sizes.
 

@@ -80,7 +80,7 @@ def aggregation_drafts(
         longest = max(prim, key=lambda o: o.facts["value"])
         listing = "; ".join(f"{day_label(o.ts)}: {o.facts['summary']}" for o in prim)
         items = [
-            (say("items", o=o), groups[o.facts["group"]], [str(o.facts["value"])]) for o in prim[:4]
+            (say("items", o=o), groups[o.facts["group"]], [str(o.facts["value"])]) for o in prim
         ]
         items.append((say("append", locals()), [longest], []))
         out.append(
@@ -88,7 +88,7 @@ def aggregation_drafts(
                 "user_aggregation",
                 _other(hh, rng, person),
                 **say("agg_workout", locals()),
-                checklist=items[:5],
+                checklist=items,
                 topic="workout",
                 subject=person,
                 origin="agg_workout",
@@ -182,7 +182,7 @@ def aggregation_drafts(
                     facts_minus=last.facts["value"] - first.facts["value"],
                 )
                 texts = say("texts", locals())
-                items = [(say("items_2", o=o), [o], [f"{o.facts['value']:.1f}"]) for o in obs[:5]]
+                items = [(say("items_2", o=o), [o], [f"{o.facts['value']:.1f}"]) for o in obs]
             elif topic == "laptop_work":
                 total = sum(o.facts["value"] for o in obs)
                 most = max(obs, key=lambda o: o.facts["value"])

@@ -62,22 +62,23 @@ def to_scenario(
                 events=buckets[episode_id],
             )
         )
-    qs = [
-        Question(
-            question_id=q.qid,
-            category=q.category,
-            question=q.question,
-            answer=q.answer,
-            evidence_event_ids=q.evidence,
-            checklist=[
-                ChecklistItem(item=item, evidence_event_ids=keys) for item, keys in q.checklist
-            ],
-            question_user=q.asker,
-            question_time=q.time,
-            question_device=q.device,
-        )
-        for q in questions
-    ]
     return Scenario(
-        scenario_id=hh.scenario_id, persona=hh.to_persona(), episodes=episodes, questions=qs
+        scenario_id=hh.scenario_id,
+        persona=hh.to_persona(),
+        episodes=episodes,
+        questions=[to_question(q) for q in questions],
+    )
+
+
+def to_question(q: Draft) -> Question:
+    return Question(
+        question_id=q.qid,
+        category=q.category,
+        question=q.question,
+        answer=q.answer,
+        evidence_event_ids=q.evidence,
+        checklist=[ChecklistItem(item=item, evidence_event_ids=keys) for item, keys in q.checklist],
+        question_user=q.asker,
+        question_time=q.time,
+        question_device=q.device,
     )

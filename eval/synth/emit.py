@@ -84,7 +84,7 @@ class Emitter:
             framed,
             details,
             scene,
-            sensor_details=self.hh.realism == "legacy",
+            few_details=self.hh.realism != "legacy",
         )
         if not has_anchors(text, anchors):
             raise SynthesisError(

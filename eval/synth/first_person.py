@@ -37,8 +37,8 @@ def first_person_drafts(
                 sorted(group, key=lambda o: o.ts)
             )
     for (person, kind), sessions in sorted(by_kind.items()):
-        if len(sessions) < 2:
-            continue
+        if len(sessions) < 2 or hh.phone(person) is None:
+            continue  # the heart rates the answer compares come from the phone's fitness app
         a, b = sessions[-2], sessions[-1]
         pa = next(o for o in a if o.facts.get("primary"))
         pb = next(o for o in b if o.facts.get("primary"))
@@ -115,7 +115,7 @@ def first_person_drafts(
                     "user_query",
                     person,
                     **say("fp_resting_hr", joined="; ".join(say("join", o=o) for o in obs)),
-                    checklist=[(say("draft", o=o), [o], [str(o.facts["value"])]) for o in obs[:5]],
+                    checklist=[(say("draft", o=o), [o], [str(o.facts["value"])]) for o in obs],
                     topic="resting_hr",
                     subject=person,
                     origin="fp_resting_hr",
@@ -143,7 +143,7 @@ def first_person_drafts(
                             [o],
                             [hours_minutes(o.facts["value"])],
                         )
-                        for o in obs[:5]
+                        for o in obs
                     ],
                     topic="laptop_work",
                     subject=person,
@@ -180,9 +180,7 @@ def first_person_drafts(
                     "user_query",
                     person,
                     **say("fp_homework", joined="; ".join(say("join_2", o=o) for o in obs)),
-                    checklist=[
-                        (say("draft_2", o=o), [o], [str(o.facts["value"])]) for o in obs[:5]
-                    ],
+                    checklist=[(say("draft_2", o=o), [o], [str(o.facts["value"])]) for o in obs],
                     topic="homework",
                     subject=person,
                     origin="fp_homework",
@@ -222,7 +220,7 @@ def first_person_drafts(
                     person,
                     **say("fp_weight", joined="; ".join(say("join_3", o=o) for o in obs)),
                     checklist=[
-                        (say("draft_5", o=o), [o], [f"{o.facts['value']:.1f}"]) for o in obs[:5]
+                        (say("draft_5", o=o), [o], [f"{o.facts['value']:.1f}"]) for o in obs
                     ],
                     topic="weight",
                     subject=person,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from eval.synth.realism import DEFAULT_REALISM
 from memory.formats.memfusebench import Character, Device, Persona, Routine
 
 
@@ -45,7 +46,7 @@ class Household:
     devices: list[Device]
     places: dict[str, str]
     dinner: int  # shared dinner time, minutes from midnight
-    realism: str = "legacy"  # eval.synth.realism: how much the generator may flatter a system
+    realism: str = DEFAULT_REALISM  # eval.synth.realism: how much the generator may flatter
 
     def person(self, name: str) -> Person:
         for p in self.people:

@@ -151,12 +151,14 @@ def render(
     framed: bool = True,
     details: tuple[int, int] = (0, 1),
     scene: float = 0.0,
-    sensor_details: bool = True,
+    few_details: bool = False,
 ) -> str:
     """Word one observation in the device's voice: the framed clause, on average `scene`
-    sentences of surrounding context, then `details` sensor-side sentences (drawn either way,
-    so the random stream is the same, but left out when not `sensor_details`: battery, sync,
-    firmware and log lines recur across unrelated events and make them look alike)."""
+    sentences of surrounding context, then `details` sensor-side sentences. With `few_details`
+    only the first one or two of them are written (a per-event coin that draws nothing, so the
+    random stream is the same): three or four battery, sync, firmware and log lines per event
+    recur across unrelated events and make them look alike, while one or two make events
+    differ from each other more than none do (see eval/synth/realism.py for the figures)."""
     dev = label(device, rng)
     text = clause.strip()
     if framed:
@@ -177,9 +179,10 @@ def render(
         text += " " + detail(make, rng, ts, owner, did)
     pool = list(DETAILS.get(group, []))
     count = min(len(pool), rng.randint(*details))
-    for sentence in rng.sample(pool, count):
+    written = 1 + _stable(f"{did}{ts.isoformat()}", 0, 1) if few_details else count
+    for n, sentence in enumerate(rng.sample(pool, count)):
         drawn = detail(sentence, rng, ts, owner, did)
-        if sensor_details:
+        if n < written:
             text += " " + drawn
     return polish(text)
 

@@ -14,6 +14,7 @@ import re
 from datetime import datetime, timedelta
 
 from eval.synth.aggregation import aggregation_drafts  # noqa: F401  (re-exported)
+from eval.synth.asking import PLACEHOLDER, realistic_placeholders
 from eval.synth.errors import SynthesisError
 from eval.synth.first_person import first_person_drafts  # noqa: F401  (re-exported)
 from eval.synth.personas import Household
@@ -21,9 +22,6 @@ from eval.synth.phrasing import polish
 from eval.synth.timewords import on_day, over_week, when
 from eval.synth.world import Obs, Question, QuestionDraft, StoryEvent, View
 from memory.formats.memfusebench import CATEGORIES
-
-PLACEHOLDER = re.compile(r"\{(when|day):(\w+)\}|\{week\}")
-
 
 # ---------------------------------------------------------------- resolution
 
@@ -129,7 +127,7 @@ def resolve(
             latest = max([obs_by_key[k].ts for k in evidence] + list(draft.moments.values()))
         lo, hi = draft.delay_hours
         qtime = _waking(latest + timedelta(minutes=int(rng.uniform(lo, hi) * 60)), rng)
-        text = _fill(rng.choice(draft.texts), draft.moments, qtime, rng)
+        text = _fill(rng.choice(draft.texts), draft.moments, qtime, rng, hh, draft, stories, n)
         device = hh.phone(draft.asker) if draft.asker in {p.name for p in hh.people} else None
         device = (
             device
@@ -157,7 +155,30 @@ def resolve(
     return out
 
 
-def _fill(text: str, moments: dict[str, datetime], qtime: datetime, rng: random.Random) -> str:
+def _fill(
+    text: str,
+    moments: dict[str, datetime],
+    qtime: datetime,
+    rng: random.Random,
+    hh: Household | None = None,
+    draft: QuestionDraft | None = None,
+    stories: dict[str, StoryEvent] | None = None,
+    n: int = 0,
+) -> str:
+    """The question text with its time placeholders worded for `qtime`; in realistic mode
+    (`eval.synth.asking`) some are dropped or name another happening instead. The legacy
+    wording is always drawn, so `rng` advances the same way in both modes."""
+    legacy = _word_times(text, moments, qtime, rng)
+    if hh is None or draft is None or hh.realism != "realistic":
+        return legacy
+    asking = random.Random(f"{hh.scenario_id}:{n}:asking")
+    realistic = realistic_placeholders(text, draft, stories or {}, qtime, asking)
+    return legacy if realistic == text else polish(realistic)
+
+
+def _word_times(
+    text: str, moments: dict[str, datetime], qtime: datetime, rng: random.Random
+) -> str:
     def sub(match: re.Match[str]) -> str:
         if match.group(0) == "{week}":
             return over_week(qtime, rng)

@@ -35,7 +35,7 @@ from eval.synth.episodes import WorldState
 from eval.synth.filtering import filter_questions
 from eval.synth.personas import HOUSEHOLD_TYPES, Household, build_household
 from eval.synth.questions import aggregation_drafts, check_questions, first_person_drafts, resolve
-from eval.synth.realism import check_realism, finish
+from eval.synth.realism import DEFAULT_REALISM, check_realism, finish
 from eval.synth.rng import substream
 from eval.synth.routine import incidental_noise, periodic_readings, simulate_routines
 from eval.synth.scenario import build_scenario
@@ -93,7 +93,7 @@ def pool_of(hh: Household, questions: list[Question]) -> QuestionPool:
 class _Pipeline:
     """One household-week through `build_one`'s stages, one stage per call, in its order."""
 
-    def __init__(self, request: SynthesisRequest, realism: str = "legacy"):
+    def __init__(self, request: SynthesisRequest, realism: str = DEFAULT_REALISM):
         self.request, self.realism = request, realism
         self.seed, self.sid = request.seed, request.scenario_id
         self.artifacts: dict[Stage, BaseModel] = {}
@@ -171,7 +171,7 @@ class _Pipeline:
 class ProceduralStages:
     """The offline twins of the six stages (a `graphs.synthesis.StageGenerators`)."""
 
-    def __init__(self, realism: str = "legacy") -> None:
+    def __init__(self, realism: str = DEFAULT_REALISM) -> None:
         self.realism = check_realism(realism)
         self._pipelines: dict[str, _Pipeline] = {}
         self.calls: Counter[Stage] = Counter()
@@ -223,7 +223,7 @@ def graph_synth_command(
     checkpoint: Path | None = None,
     person_blind: bool = False,
     progress: Callable[[str], None] | None = None,
-    realism: str = "legacy",
+    realism: str = DEFAULT_REALISM,
 ) -> SynthStats:
     """`memfuse synth --llm | --checkpoint`: every household-week through the synthesis graph.
 

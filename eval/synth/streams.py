@@ -41,7 +41,7 @@ def project_storyline(hh: Household, plans: list[EpisodePlan], rng: random.Rando
                     view.framed,
                     details,
                     scene,
-                    sensor_details=hh.realism == "legacy",
+                    few_details=hh.realism != "legacy",
                 )
                 if not has_anchors(text, view.anchors):
                     raise SynthesisError(

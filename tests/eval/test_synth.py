@@ -30,8 +30,14 @@ from memory.formats.memfusebench_io import load, to_json
 
 @pytest.fixture(scope="module")
 def two():
-    """Two scenarios (young family, family with teens) with the default seed."""
+    """Two scenarios (young family, family with teens) with the default seed and realism."""
     return generate(2, seed=7)
+
+
+@pytest.fixture(scope="module")
+def legacy_two():
+    """The same two scenarios as the earlier generator wrote them (`--realism legacy`)."""
+    return generate(2, seed=7, realism="legacy")
 
 
 # ---------------------------------------------------------------- determinism and format
@@ -314,6 +320,26 @@ def test_filter_rejects_untraceable_leaky_and_shortcut_questions():
     assert rejection(thin, obs, {"Ana"}).startswith("too little evidence")
 
 
+def test_filter_rejects_an_answer_that_states_what_its_evidence_does_not():
+    """Stage 5 applies the same answer-support test as `memfuse check-dataset`."""
+    obs = {
+        "a": _obs("a", "Ana's watch recorded 41 bpm."),
+        "b": _obs("b", "A limp at the door.", "cam", 1),
+        "c": _obs("c", "Swelling, said Ana.", "phone_ana", 2),
+    }
+    items = [("pulse", ["a"]), ("limp", ["b", "c"])]
+    fine = _question(["a", "b", "c"], items, [[], []], answer="A pulse of 41 bpm, then a limp.")
+    assert rejection(fine, obs, {"Ana"}) is None
+    for answer, fact in [
+        ("A pulse of 41 bpm and a limp at 07:15.", "07:15"),
+        ("A pulse of 58 bpm, then a limp.", "58"),
+        ("Ana limped to Riverside Clinic.", "Riverside"),
+    ]:
+        reason = rejection(_question(["a", "b", "c"], items, [[], []], answer=answer), obs, {"Ana"})
+        assert reason is not None and reason.startswith("answer states what its evidence does not")
+        assert fact in reason
+
+
 def test_finalize_ids_remaps_and_refuses_a_distractor_as_evidence():
     stream = [_obs("z", "late", minute=30), _obs("y", "early", minute=5)]
     q = _question(["z", "y"], [("x", ["z"]), ("w", ["y"])], [[], []])
@@ -409,9 +435,10 @@ def test_every_generator_device_type_is_named_in_the_table():
         assert set(type_words(device_type)) & (PERSON_AWARE_WORDS | PERSON_BLIND_WORDS), device_type
 
 
-def test_strip_person_blind_only_touches_tags_of_blind_devices(two):
+def test_strip_person_blind_only_touches_tags_of_blind_devices(legacy_two):
     from eval.person_blind import person_blind_devices, strip_person_blind_counted
 
+    two = legacy_two  # the legacy generator tags people on person-blind devices
     before = to_json(two)
     stripped, count = strip_person_blind_counted(two)
     assert to_json(two) == before  # the input is left as it was
@@ -431,11 +458,11 @@ def test_strip_person_blind_only_touches_tags_of_blind_devices(two):
     assert count == expected > 0
 
 
-def test_synth_command_person_blind_writes_the_stripped_file_and_counts_it(two, tmp_path):
+def test_synth_command_person_blind_writes_the_stripped_file_and_counts_it(legacy_two, tmp_path):
     from eval.person_blind import strip_person_blind
 
-    st = synth_command(1, 7, tmp_path / "blind.json", person_blind=True)
-    one = two.model_copy(update={"scenario_data": two.scenario_data[:1]})
+    st = synth_command(1, 7, tmp_path / "blind.json", person_blind=True, realism="legacy")
+    one = legacy_two.model_copy(update={"scenario_data": legacy_two.scenario_data[:1]})
     assert (tmp_path / "blind.json").read_text() == to_json(strip_person_blind(one))
     assert st.person_blind_stripped and st.person_blind_stripped > 0
     assert "person-blind: events untagged" in st.render()
@@ -451,14 +478,17 @@ def realistic_one():
     return generate(1, seed=7, realism="realistic")
 
 
-def test_legacy_realism_is_the_original_generator(two):
-    """The default stays byte for byte what the generator wrote before --realism existed."""
+def test_legacy_realism_stays_what_it_was(legacy_two, realistic_one):
+    """Legacy output is pinned, so old and new numbers stay comparable. The digest changed
+    once, on purpose, when stage 5 began rejecting answers their evidence does not support and
+    the generator's answer bugs were fixed (events and evidence were not touched)."""
     import hashlib
 
     one = generate(1, seed=7, realism="legacy")
     digest = hashlib.sha256(to_json(one).encode()).hexdigest()
-    assert digest == "a6e92805c7392fd439c46050bc1a10853dfe1448aef794296ad3fe7844aec063"
-    assert one.scenario_data[0] == two.scenario_data[0]
+    assert digest == "258d4e9bc2055a88a5e06329d26c1480ab194d3efaebd8d9625dabeaa0a01b52"
+    assert one.scenario_data[0] == legacy_two.scenario_data[0]
+    assert generate(1, seed=7).scenario_data[0] == realistic_one.scenario_data[0]  # the default
 
 
 def test_unknown_realism_is_refused():
@@ -468,10 +498,10 @@ def test_unknown_realism_is_refused():
         generate(1, seed=7, realism="gritty")
 
 
-def test_realistic_tags_people_only_where_the_device_can_know(two, realistic_one):
+def test_realistic_tags_people_only_where_the_device_can_know(legacy_two, realistic_one):
     from eval.person_blind import knows_who
 
-    legacy, real = two.scenario_data[0], realistic_one.scenario_data[0]
+    legacy, real = legacy_two.scenario_data[0], realistic_one.scenario_data[0]
     devices = {d.device_id: d for d in real.persona.all_devices}
     tagged: Counter[str] = Counter()
     for event in real.all_events():
@@ -512,21 +542,25 @@ def test_knows_who_reads_the_modality_of_shared_devices():
     assert knows_who(dev("smartwatch", "health, motion, location"), "health")
 
 
-def test_realistic_drops_sensor_boilerplate_and_keeps_the_facts(two, realistic_one):
-    legacy, real = two.scenario_data[0], realistic_one.scenario_data[0]
+def test_realistic_drops_sensor_boilerplate_and_keeps_the_facts(legacy_two, realistic_one):
+    legacy, real = legacy_two.scenario_data[0], realistic_one.scenario_data[0]
     boiler = re.compile(r"Firmware \d|internal log entry is number|averaged over the last")
-    assert any(boiler.search(e.description) for e in legacy.all_events())
-    assert not any(boiler.search(e.description) for e in real.all_events())
+    piled = sum(bool(boiler.search(e.description)) for e in legacy.all_events())
+    kept = sum(bool(boiler.search(e.description)) for e in real.all_events())
+    assert piled > 0 and kept < 0.7 * piled  # one or two of the two to four drawn are written
     # same events, same times and devices: only wording, tags and gold evidence differ
     assert [(e.event_id, e.device, e.timestamp) for e in real.all_events()] == [
         (e.event_id, e.device, e.timestamp) for e in legacy.all_events()
     ]
+    shorter = 0
     for a, b in zip(legacy.all_events(), real.all_events(), strict=True):
-        assert a.description.startswith(b.description)
+        assert a.description.startswith(b.description)  # the first one or two details stay
+        shorter += len(b.description) < len(a.description)
+    assert shorter > len(real.all_events()) / 2
 
 
-def test_realistic_evidence_is_what_the_checklist_uses(two, realistic_one):
-    legacy, real = two.scenario_data[0], realistic_one.scenario_data[0]
+def test_realistic_evidence_is_what_the_checklist_uses(legacy_two, realistic_one):
+    legacy, real = legacy_two.scenario_data[0], realistic_one.scenario_data[0]
     assert [q.question_id for q in real.questions] == [q.question_id for q in legacy.questions]
     shrunk = 0
     for old, new in zip(legacy.questions, real.questions, strict=True):

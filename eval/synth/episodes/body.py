@@ -159,7 +159,7 @@ def injury(ep: Ep) -> bool:
     ep.ask(
         "fusion",
         ep.asker(P),
-        **say("ask_fusion", locals(), refs=[[w1, e1], [dv, lock], [verdict, back]]),
+        **say("ask_fusion", locals(), refs=[[w1, e1], [dv, lock], [wl, verdict, back]]),
         topic="injury",
         subject=P,
         moments={"hurt": t1},

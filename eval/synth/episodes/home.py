@@ -92,7 +92,7 @@ def appliance_fault(ep: Ep) -> bool:
         **say(
             "ask_causal",
             locals(),
-            a_format=a["fault"][0].format(k=k),
+            a_format=a["summary"].format(k=k),
             refs=[[fault, moan], [look, book, note], [door, lk], [said, ok, pay]],
         ),
         topic="appliance",
