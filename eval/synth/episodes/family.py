@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from eval.synth.episodes.base import Ep, template
 from eval.synth.tables import Words, load_table
-from eval.synth.timewords import clock, day_label
+from eval.synth.timewords import clock, day_label, stamp
 
 TABLE = load_table("episodes/family")
 W = Words("episodes/family")
@@ -38,6 +38,9 @@ def lost_item(ep: Ep) -> bool:
     seen = ep.view(
         e1, hh.first("indoor_camera", "smart_display"), "vision", **say("seen", locals())
     )
+    # When no camera saw the item put down, no evidence holds that moment: answers say less.
+    left_since = stamp(t1) if seen is not None else say("unseen")
+    left_at = f"on {left_since}" if seen is not None else left_since
     t2 = ep.at(
         d + 1, p.leave // 60 if p.work else 9, (p.leave % 60 if p.work else 0) + r.randint(0, 4)
     )
