@@ -109,6 +109,20 @@ def test_the_offline_twins_build_exactly_build_ones_scenario(index: int) -> None
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("seed", [2, 3])
+def test_the_offline_graph_accepts_households_whose_answers_once_failed_review(seed: int) -> None:
+    """Seeds 2 and 3's fourth household stopped at stage 'questions': a lost-item answer
+    stated a moment no evidence held. Every stage is now accepted on the first draft."""
+    context = SynthesisContext(policy="offline", generators=ProceduralStages())
+    request = {"scenario_index": 3, "seed": seed}
+    output = SynthesisOutput.model_validate(graph.invoke(request, context=context))
+    assert output.status == "accepted" and output.accepted == list(STAGES)
+    assert all(r.issues == 0 for r in output.review_log), output.review_log
+    direct, _ = build_one(3, seed)
+    assert output.scenario is not None
+    assert output.scenario.model_dump(mode="json") == direct.model_dump(mode="json")
+
+
 def test_the_offline_graph_writes_the_same_bytes_as_build_one() -> None:
     output = run_graph(ProceduralStages())
     assert output.status == "accepted" and output.accepted == list(STAGES)
