@@ -192,12 +192,26 @@ def bench_perf(
     events: int = typer.Option(10_000, "--events", min=100),
     queries: int = typer.Option(200, "--queries", min=10),
     mode: str = typer.Option("plain", "--mode", help="plain | fused"),
+    embedder: str = typer.Option(
+        "model",
+        "--embedder",
+        help="model (the configured embedding model) | hashing (no model, hashed words: "
+        "measures the store at sizes where the model's time would hide it).",
+    ),
     data_dir: Path | None = DataDir,
 ) -> None:
-    """Ingest events/s and search p50/p95 latency on synthetic events."""
+    """Ingest events/s, store size, peak RSS and search / controller p50/p95 latency on the
+    synthesis stages' household-weeks laid end to end."""
     from eval.perf import run_perf
 
-    report = run_perf(n_events=events, n_queries=queries, mode=mode, data_dir=data_dir)
+    if mode not in ("plain", "fused") or embedder not in ("model", "hashing"):
+        raise MemFuseError(
+            f"bench-perf: --mode is plain or fused, --embedder is model or hashing "
+            f"(got {mode!r}, {embedder!r})"
+        )
+    report = run_perf(
+        n_events=events, n_queries=queries, mode=mode, data_dir=data_dir, embedder=embedder
+    )
     console().print(report.render())
 
 

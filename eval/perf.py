@@ -1,152 +1,116 @@
-"""`memfuse bench-perf`: ingest throughput and search latency on synthetic events.
+"""`memfuse bench-perf`: ingest throughput, store size, memory and search latency at scale.
 
 Not a timed test: it prints what this machine does, for the closing notes of issues.
-The events are random but household-shaped (people, devices, rooms, readings) so
-that BM25 and dense search see realistic vocabulary sizes; a fresh data directory
-is used each run, so the embedding cache starts cold.
+
+The events are the synthesis stages' own household-weeks (`eval.synth.build_one`, the
+realistic default): household after household, each moved one week later than the last,
+until the requested number of events, so that BM25, the temporal index, the vectors and
+the graphs see the vocabulary, timing and density of real household logs rather than
+templated noise. The queries are those households' own benchmark questions. Weeks are
+generated and ingested one at a time, so the events never sit in memory all at once.
+
+`--embedder hashing` replaces the model with hashed words (memory.embeddings.HashingEmbedder):
+at a million events the bundled model needs hours of CPU, which would hide what the store
+costs; the model's own throughput is the `embed texts/s` row of a run with the model.
 """
 
 from __future__ import annotations
 
 import random
+import resource
+import sys
 import tempfile
 import time
-from datetime import datetime, timedelta
+from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
 from rich.table import Table
 
-from memory.models import Event, Modality
+from memory.models import Event
 
-PEOPLE = ["Alice", "Ben", "Chloe", "David", "Emma", "Farid", "Grace", "Hugo"]
-DEVICES = [
-    (
-        "watch_{p}",
-        Modality.HEALTH,
-        "wearable",
-        "recorded a heart rate of {n} bpm while {p} was {act}",
-    ),
-    ("watch_{p}", Modality.MOTION, "wearable", "counted {n} steps as {p} was {act}"),
-    ("phone_{p}", Modality.APP_USAGE, "carried", "{p} spent {n} minutes in the {app} app"),
-    (
-        "phone_{p}",
-        Modality.DIALOGUE,
-        "carried",
-        "{p} told the assistant to remind them about {thing}",
-    ),
-    (
-        "speaker_living",
-        Modality.AUDIO,
-        "living_room",
-        "heard {p} talking about {thing} for {n} seconds",
-    ),
-    ("camera_kitchen", Modality.VISION, "kitchen", "captured {p} {act} near the {thing}"),
-    ("thermostat_hall", Modality.ENVIRONMENT, "hallway", "read {n} degrees and {m}% humidity"),
-    (
-        "lock_front",
-        Modality.LOCATION,
-        "front_door",
-        "unlocked for {p} with code entry at the front door",
-    ),
-    (
-        "fridge_kitchen",
-        Modality.DEVICE_STATUS,
-        "kitchen",
-        "door left open for {n} seconds; {thing} shelf low",
-    ),
-]
-ACTS = [
-    "cooking",
-    "walking the dog",
-    "reading",
-    "cleaning",
-    "working",
-    "stretching",
-    "limping",
-    "resting",
-]
-THINGS = [
-    "the dentist appointment",
-    "milk",
-    "the leaking tap",
-    "eggs",
-    "the school trip",
-    "a parcel",
-    "the car service",
-    "grandma's visit",
-    "the broken heater",
-    "vitamins",
-]
-APPS = ["Calendar", "Maps", "Recipes", "Banking", "Messages", "Fitness", "News"]
-
-
-def synthetic_events(n: int, seed: int = 13) -> list[Event]:
-    """n household-shaped events over ~30 days, deterministic for the seed."""
-    rng = random.Random(seed)
-    start = datetime(2026, 4, 1, 6, 0)
-    events: list[Event] = []
-    for i in range(n):
-        person = rng.choice(PEOPLE)
-        device, modality, location, template = rng.choice(DEVICES)
-        text = template.format(
-            p=person,
-            n=rng.randint(40, 9000),
-            m=rng.randint(25, 70),
-            act=rng.choice(ACTS),
-            thing=rng.choice(THINGS),
-            app=rng.choice(APPS),
-        )
-        events.append(
-            Event(
-                event_id=f"perf_{i:06d}",
-                timestamp=start + timedelta(minutes=4 * i + rng.randint(0, 3)),
-                device=device.format(p=person.lower()),
-                modality=modality,
-                location=location,
-                description=text[0].upper() + text[1:] + ".",
-                characters=(person,),
-            )
-        )
-    return events
+HOUSEHOLD_KINDS = 6  # scenario indexes the synthesis stages know (eval.synth.HOUSEHOLD_TYPES)
 
 
 class PerfReport(BaseModel):
     events: int
+    households: int
     mode: str
+    embedder: str
     ingest_seconds: float
     ingest_events_per_s: float
+    store_bytes: int
+    peak_rss_bytes: int
     search_queries: int
     search_p50_ms: float
     search_p95_ms: float
+    controller_queries: int = 0
     controller_p50_ms: float | None = None
     controller_p95_ms: float | None = None
 
     def render(self) -> Table:
         table = Table(
-            title=f"memfuse bench-perf — {self.events:,} synthetic events, mode {self.mode}"
+            title=f"memfuse bench-perf — {self.events:,} events ({self.households} household-"
+            f"weeks), mode {self.mode}, embedder {self.embedder}"
         )
         table.add_column("metric")
         table.add_column("value", justify="right")
         table.add_row(
             "ingest seconds (embedding included, cache cold)", f"{self.ingest_seconds:.1f}"
         )
-        table.add_row("ingest events/s", f"{self.ingest_events_per_s:.1f}")
+        table.add_row("ingest events/s", f"{self.ingest_events_per_s:,.1f}")
+        table.add_row("store on disk", f"{self.store_bytes / 2**20:,.1f} MiB")
+        table.add_row("peak RSS of the process", f"{self.peak_rss_bytes / 2**20:,.0f} MiB")
         table.add_row(
             f"single search p50 / p95 ms ({self.search_queries} queries)",
             f"{self.search_p50_ms:.1f} / {self.search_p95_ms:.1f}",
         )
         if self.controller_p50_ms is not None:
             table.add_row(
-                "multi-round controller p50 / p95 ms",
+                f"multi-round controller p50 / p95 ms ({self.controller_queries} queries)",
                 f"{self.controller_p50_ms:.1f} / {self.controller_p95_ms:.1f}",
             )
         return table
 
 
+def household_weeks(n_events: int, seed: int = 13) -> Iterator[tuple[list[Event], list[str]]]:
+    """(events, question texts) of one household-week at a time, `n_events` in all.
+
+    Week k is household kind k mod 6 drawn with seed `seed + k // 6`, its ids prefixed
+    `w<k>_` and its times moved k weeks on; the generator's answer labels are stripped."""
+    from eval.synth import build_one
+
+    total, week = 0, 0
+    while total < n_events:
+        scenario, _ = build_one(week % HOUSEHOLD_KINDS, seed + week // HOUSEHOLD_KINDS)
+        shift = timedelta(days=7 * week)
+        events = [
+            event.model_copy(
+                update={
+                    "event_id": f"w{week:05d}_{event.event_id}",
+                    "timestamp": event.timestamp + shift,
+                }
+            )
+            for event in scenario.memory_events(labels=False)[: n_events - total]
+        ]
+        yield events, [q.question for q in scenario.questions]
+        total += len(events)
+        week += 1
+
+
 def _percentiles(samples: list[float]) -> tuple[float, float]:
     return float(np.percentile(samples, 50)), float(np.percentile(samples, 95))
+
+
+def _bytes_under(root: Path) -> int:
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+
+
+def _peak_rss_bytes() -> int:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # Linux reports KiB
 
 
 def run_perf(
@@ -155,59 +119,68 @@ def run_perf(
     mode: str = "plain",
     data_dir: Path | None = None,
     seed: int = 13,
+    embedder: str = "model",
 ) -> PerfReport:
+    from tqdm import tqdm
+
+    from graphs.retrieval.run import MEMFUSE, retrieve
     from memfuse.api import MemFuse
     from memory.retrieval import search
     from memory.search.config import MEMFUSE_DEFAULT
+    from memory.settings import load_settings
 
-    events = synthetic_events(n_events, seed)
-    rng = random.Random(seed + 1)
-    queries = [
-        f"what did {rng.choice(PEOPLE)} say about {rng.choice(THINGS)}"
-        if i % 2
-        else f"when was {rng.choice(PEOPLE)} {rng.choice(ACTS)} in the kitchen"
-        for i in range(n_queries)
-    ]
+    settings = load_settings(embedding_provider="hashing" if embedder == "hashing" else None)
+    questions: list[str] = []
+    ingest_s, weeks, last_time = 0.0, 0, None
     with tempfile.TemporaryDirectory() as tmp:
         root = data_dir or Path(tmp)
-        with MemFuse.open(root, namespace=f"perf-{mode}-{n_events}") as memory:
-            started = time.perf_counter()
-            memory.ingest(events, mode=mode, progress=True)  # type: ignore[arg-type]
-            ingest_s = time.perf_counter() - started
+        namespace = f"perf-{mode}-{embedder}-{n_events}"
+        with MemFuse.open(root, namespace=namespace, settings=settings) as memory:
+            with tqdm(total=n_events, unit="event", desc=f"{mode} ingest") as bar:
+                for events, texts in household_weeks(n_events, seed):
+                    started = time.perf_counter()
+                    memory.ingest(events, mode=mode)  # type: ignore[arg-type]
+                    ingest_s += time.perf_counter() - started
+                    questions += texts
+                    weeks += 1
+                    last_time = events[-1].timestamp
+                    bar.update(len(events))
+            queries = random.Random(seed + 1).sample(questions, min(n_queries, len(questions)))
             memory.store.embed_queries(queries)  # warm the query embeddings like a cache would
             latencies = []
             for query in queries:
                 t0 = time.perf_counter()
                 search(memory.store, query, MEMFUSE_DEFAULT)
                 latencies.append((time.perf_counter() - t0) * 1000)
-            p50, p95 = _percentiles(latencies)
             controller: list[float] = []
-            try:
-                from graphs.retrieval.run import MEMFUSE, retrieve
-            except ImportError:  # the controller is optional for a store-only measurement
-                retrieve = None  # type: ignore[assignment]
-            if retrieve is not None:
-                for query in queries[: max(10, n_queries // 4)]:
-                    t0 = time.perf_counter()
-                    retrieve(
-                        memory.store,
-                        query,
-                        question_time=events[-1].timestamp,
-                        requester=None,
-                        admin=True,  # the whole store, as the store-only latencies above
-                        k=20,
-                        options=MEMFUSE,
-                    )
-                    controller.append((time.perf_counter() - t0) * 1000)
-    c50, c95 = _percentiles(controller) if controller else (None, None)
+            for query in queries[: max(10, len(queries) // 4)]:
+                t0 = time.perf_counter()
+                retrieve(
+                    memory.store,
+                    query,
+                    question_time=last_time,
+                    requester=None,
+                    admin=True,  # the whole store, as the store-only latencies above
+                    k=20,
+                    options=MEMFUSE,
+                )
+                controller.append((time.perf_counter() - t0) * 1000)
+        store_bytes = _bytes_under(root)
+    p50, p95 = _percentiles(latencies)
+    c50, c95 = _percentiles(controller)
     return PerfReport(
         events=n_events,
+        households=weeks,
         mode=mode,
+        embedder="hashing (no model)" if embedder == "hashing" else settings.embedding_model,
         ingest_seconds=ingest_s,
         ingest_events_per_s=n_events / ingest_s,
+        store_bytes=store_bytes,
+        peak_rss_bytes=_peak_rss_bytes(),
         search_queries=len(latencies),
         search_p50_ms=p50,
         search_p95_ms=p95,
+        controller_queries=len(controller),
         controller_p50_ms=c50,
         controller_p95_ms=c95,
     )

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory.edge_store import connect_sqlite
 from memory.errors import CACHE_RECOVERY, ConfigurationError, storage_fault
+from memory.text import tokenize
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -53,10 +54,11 @@ class EmbeddingConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    provider: Literal["sentence-transformers", "openai"] = Field(
+    provider: Literal["sentence-transformers", "openai", "hashing"] = Field(
         default="sentence-transformers",
         description="`sentence-transformers` runs locally; `openai` calls an OpenAI-compatible "
-        "API.",
+        "API; `hashing` is no model at all (feature-hashed words, see `HashingEmbedder`), for "
+        "measuring the store at sizes where the model's time would hide everything else.",
     )
     model: str = Field(
         default=DEFAULT_MODEL,
@@ -376,9 +378,43 @@ class CachedEmbedder:
             self._conn.close()
 
 
+class HashingEmbedder:
+    """A hashed bag of words, no model: each token adds ±1 to one of `dim` buckets.
+
+    It exists for `memfuse bench-perf --embedder hashing`: at a million events the bundled
+    model needs hours on a small CPU, which would hide what the store, the indexes and the
+    graphs cost. Texts that share words come out close and identical texts equal, so search
+    still has neighbours to find; it knows no synonyms, so retrieval quality measured with it
+    says nothing about the model's. Computing a vector is cheaper than caching it, so it is
+    never put behind the embedding cache."""
+
+    def __init__(self, dim: int = 384, signed: bool = True):
+        self._dim = dim
+        self.signed = signed
+
+    @property
+    def model_id(self) -> str:
+        return f"hashing:{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in tokenize(text) or [text]:
+                digest = hashlib.sha256(token.encode()).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self._dim
+                out[row, bucket] += 1.0 if (digest[4] % 2 or not self.signed) else -1.0
+        return l2_normalise(out)
+
+
 def make_embedder(config: EmbeddingConfig, default_cache_path: Path | None = None) -> Embedder:
     """Build the configured embedder, cached at config.cache_path or else default_cache_path."""
     inner: Embedder
+    if config.provider == "hashing":
+        return HashingEmbedder()
     if config.provider == "openai":
         inner = OpenAIEmbedder(config.model, config.base_url, config.api_key, config.batch_size)
     else:

@@ -49,7 +49,9 @@ class MemFuseSettings(BaseSettings):
 
     embedding_provider: str = Field(
         default="sentence-transformers",
-        description="`sentence-transformers` or `openai` (any compatible endpoint).",
+        description="`sentence-transformers`, `openai` (any compatible endpoint), or `hashing` "
+        "(no model: hashed words, for measuring the store at scale; see "
+        "memory.embeddings.HashingEmbedder).",
     )
     embedding_model: str = Field(
         default="all-MiniLM-L6-v2",
