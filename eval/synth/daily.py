@@ -208,3 +208,8 @@ def _daily_bits(em: Emitter, hh: Household, world: WorldState, p: Person, day: i
             **say("tv_app_usage", locals(), draw=r),
             people=[p.name],
         )
+
+
+def on_day(times: tuple[int, int], day: int) -> int:
+    """The weekday or the weekend one of a person's (weekday, weekend) times."""
+    return times[1 if is_weekend(day) else 0]
