@@ -103,17 +103,10 @@ class Emitter:
         gets; `what` names the reading should the text lose its anchors."""
         details, scene = RICHNESS[self.source]
         clause = self.rng.choice(list(clauses))
-        few_details = self.hh.realism != "legacy"
+        sensor = self.hh.device(device)
+        realistic = self.hh.realism != "legacy"  # one or two sensor details, not three or four
         text = render(
-            self.hh.device(device),
-            modality,
-            clause,
-            ts,
-            self.rng,
-            framed,
-            details,
-            scene,
-            few_details,
+            sensor, modality, clause, ts, self.rng, framed, details, scene, few_details=realistic
         )
         if not has_anchors(text, anchors):
             self.fail(f"{what} text lost its anchors {list(anchors)}: {text}")
