@@ -249,9 +249,8 @@ def _carer(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -
     lock, door = hh.shared("smart_lock"), hh.shared("doorbell_camera")
     arrive = at(day, 0, p.leave + r.randint(-8, 12))
     facts = fact("carer_visit", p.name, day, clock(arrive))
-    em.emit(
-        arrive, lock, "location", **say("lock_location", locals()), people=[p.name], facts=facts
-    )
+    words = say("lock_location", locals())
+    em.emit(arrive, lock, "location", **words, people=[p.name], facts=facts)
     words = say("doorbell_camera_vision", locals())
     em.emit(arrive - timedelta(minutes=1), door, "vision", **words, people=[p.name])
     leave = at(day, 0, p.back + r.randint(-10, 15))
