@@ -4,9 +4,9 @@ and incidental noise."""
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from eval.synth.emit import Emitter
+from eval.synth.emit import Emitter, fact
 from eval.synth.episodes import WorldState
 from eval.synth.personas import Household
 from eval.synth.tables import Words, load_table
@@ -16,87 +16,50 @@ from eval.synth.world import Obs
 TABLE = load_table("background")
 W = Words("background")
 
-
 SHOWS = TABLE["SHOWS"]
 FRIDGE = TABLE["FRIDGE"]
+NOISE = TABLE["NOISE"]  # (shared device type, modality, things it may pick up)
+PHONE_NOISE = TABLE["PHONE_NOISE"]
 
 
 def _household(em: Emitter, hh: Household, world: WorldState, day: int) -> None:
     say = W.at("household")
     r = em.rng
     home = [p.name for p in hh.residents]
+    speaker, fridge = hh.shared("smart_speaker"), hh.shared("smart_fridge")
+
+    def status(device: str | None, ts: datetime, key: str) -> None:
+        """A status line a shared device logs on its own (schedules, cycles, doors)."""
+        em.emit(ts, device, "device_status", **say(key, draw=r))
+
     dinner = at(day, 0, hh.dinner + r.randint(-10, 15))
     if len(home) > 1:
         a, b = r.sample(home, 2)
-        em.emit(
-            dinner,
-            hh.shared("smart_speaker"),
-            "audio",
-            **say("speaker_audio", locals()),
-            people=home,
-        )
-    else:
-        em.emit(
-            dinner,
-            hh.shared("smart_speaker"),
-            "audio",
-            **say("speaker_audio_2", locals()),
-            people=home,
-        )
+    words = say("speaker_audio" if len(home) > 1 else "speaker_audio_2", locals())
+    em.emit(dinner, speaker, "audio", **words, people=home)
     if r.random() < 0.8 and not world.is_claimed("tv", "household", day):
         show, minutes = r.choice(SHOWS), r.randint(35, 170)
         start = at(day, 19, r.randint(20, 90))
         watcher = r.choice(home)
-        em.emit(
-            start + timedelta(minutes=minutes),
-            hh.shared("smart_tv"),
-            "app_usage",
-            **say("tv_app_usage", locals()),
-            people=[watcher],
-            facts={
-                "topic": "tv",
-                "person": "household",
-                "day": day,
-                "value": minutes,
-                "show": show,
-            },
-        )
+        ended = start + timedelta(minutes=minutes)
+        words = say("tv_app_usage", locals())
+        facts = fact("tv", "household", day, minutes, show=show)
+        em.emit(ended, hh.shared("smart_tv"), "app_usage", **words, people=[watcher], facts=facts)
     light = hh.shared("smart_light")
     if light:
-        em.emit(
-            at(day, 20, r.randint(30, 55)),
-            light,
-            "device_status",
-            **say("light_device_status", draw=r),
-        )
-        em.emit(
-            at(day, 23, r.randint(0, 40)), light, "device_status", **say("light_device_status_2")
-        )
+        status(light, at(day, 20, r.randint(30, 55)), "light_device_status")
+        status(light, at(day, 23, r.randint(0, 40)), "light_device_status_2")
     curtain = hh.shared("smart_curtain")
     if curtain:
-        em.emit(
-            at(day, 7, r.randint(15, 45)), curtain, "device_status", **say("curtain_device_status")
-        )
-        em.emit(
-            at(day, 21, r.randint(0, 30)),
-            curtain,
-            "device_status",
-            **say("curtain_device_status_2"),
-        )
+        status(curtain, at(day, 7, r.randint(15, 45)), "curtain_device_status")
+        status(curtain, at(day, 21, r.randint(0, 30)), "curtain_device_status_2")
     vac = hh.shared("robot_vacuum")
     if vac and day in (0, 2, 4):
-        em.emit(
-            at(day, 10, r.randint(30, 59)), vac, "device_status", **say("vac_device_status", draw=r)
-        )
+        status(vac, at(day, 10, r.randint(30, 59)), "vac_device_status")
     washer = hh.shared("smart_washer_dryer")
     if washer and r.random() < 0.45:
-        em.emit(
-            at(day, 9 if is_weekend(day) else 19, r.randint(0, 59)),
-            washer,
-            "device_status",
-            **say("washer_device_status", draw=r),
-        )
-    fridge = hh.shared("smart_fridge")
+        done = at(day, 9 if is_weekend(day) else 19, r.randint(0, 59))
+        status(washer, done, "washer_device_status")
     if fridge:
         items = r.sample(FRIDGE, 3)
         em.emit(at(day, 8, r.randint(30, 59)), fridge, "vision", **say("fridge_vision", locals()))
@@ -106,118 +69,64 @@ def _household(em: Emitter, hh: Household, world: WorldState, day: int) -> None:
     lock = hh.shared("smart_lock")
     if lock and hh.residents:
         night = at(day, 22, r.randint(20, 59))
-        em.emit(
-            night,
-            lock,
-            "location",
-            **say("lock_location", locals()),
-            facts={"topic": "night_lock", "person": "household", "day": day, "value": clock(night)},
-        )
-    kettle = hh.shared("smart_speaker")
-    if kettle and r.random() < 0.7:
+        facts = fact("night_lock", "household", day, clock(night))
+        em.emit(night, lock, "location", **say("lock_location", locals()), facts=facts)
+    if speaker and r.random() < 0.7:
         who = r.choice(home)
-        em.emit(
-            at(day, 7 if not is_weekend(day) else 8, r.randint(5, 55)),
-            kettle,
-            "audio",
-            **say("kettle_audio", locals()),
-            people=[who],
-        )
-    fridge = hh.shared("smart_fridge")
+        breakfast = at(day, 7 if not is_weekend(day) else 8, r.randint(5, 55))
+        em.emit(breakfast, speaker, "audio", **say("kettle_audio", locals()), people=[who])
     for _ in range(r.randint(1, 3) if fridge else 0):
-        em.emit(
-            at(day, r.choice([7, 12, 17, 18, 21]), r.randint(0, 59)),
-            fridge,
-            "device_status",
-            **say("fridge_device_status", draw=r),
-        )
-    talker_evening = hh.shared("smart_speaker")
-    if talker_evening and r.random() < 0.6:
+        opened = at(day, r.choice([7, 12, 17, 18, 21]), r.randint(0, 59))
+        status(fridge, opened, "fridge_device_status")
+    if speaker and r.random() < 0.6:
         who = r.choice(home)
         asked = r.choice(say("asked"))
         wanted = r.choice(say("wanted"))
-        em.emit(
-            at(day, 20, r.randint(0, 59)),
-            talker_evening,
-            "dialogue",
-            **say("talker_evening_dialogue", locals()),
-            people=[who],
-        )
+        evening = at(day, 20, r.randint(0, 59))
+        words = say("talker_evening_dialogue", locals())
+        em.emit(evening, speaker, "dialogue", **words, people=[who])
     carer = next((p for p in hh.people if p.kind == "carer"), None)
     display = hh.first("smart_display", "smart_speaker")
     if carer and display and not is_weekend(day):
         elder = r.choice([p.name for p in hh.residents])
-        em.emit(
-            at(day, 0, carer.back - r.randint(10, 30)),
-            display,
-            "dialogue",
-            **say("display_dialogue", locals(), draw=r),
-            people=[carer.name, elder],
-        )
+        before_leaving = at(day, 0, carer.back - r.randint(10, 30))
+        words = say("display_dialogue", locals(), draw=r)
+        em.emit(before_leaving, display, "dialogue", **words, people=[carer.name, elder])
     purifier = hh.shared("air_purifier")
     if purifier:
-        em.emit(
-            at(day, 22, r.randint(0, 20)),
-            purifier,
-            "device_status",
-            **say("purifier_device_status"),
-        )
+        status(purifier, at(day, 22, r.randint(0, 20)), "purifier_device_status")
 
 
 def periodic_readings(hh: Household, rng: random.Random) -> list[Obs]:
     say = W.at("periodic_readings")
     em = Emitter(hh, rng, "periodic", f"{hh.scenario_id}_P")
-    thermo, aq, pur = (
-        hh.shared("smart_thermostat"),
-        hh.shared("air_quality_monitor"),
-        hh.shared("air_purifier"),
-    )
-    motion, fridge = hh.shared("motion_sensor"), hh.shared("smart_fridge")
+    thermo, aq = hh.shared("smart_thermostat"), hh.shared("air_quality_monitor")
+    pur, motion = hh.shared("air_purifier"), hh.shared("motion_sensor")
+    fridge = hh.shared("smart_fridge")
+
+    def read(
+        ts: datetime, device: str | None, modality: str, key: str, ns: dict | None = None
+    ) -> None:
+        """One reading, its figures drawn by the wording's `{rand:...}` fields."""
+        em.emit(ts, device, modality, **say(key, ns, draw=rng))
+
     for day in range(7):
         for hour in range(24):
             temp = 19.0 + 1.8 * (8 <= hour <= 22) + rng.randint(-8, 8) / 10
-            em.emit(
-                at(day, hour, rng.randint(0, 4)),
-                thermo,
-                "environment",
-                **say("thermo_environment", locals(), draw=rng),
-            )
+            ts = at(day, hour, rng.randint(0, 4))
+            read(ts, thermo, "environment", "thermo_environment", locals())
         for hour in range(1, 24, 2):
-            em.emit(
-                at(day, hour, rng.randint(5, 10)),
-                aq,
-                "environment",
-                **say("aq_environment", draw=rng),
-            )
+            read(at(day, hour, rng.randint(5, 10)), aq, "environment", "aq_environment")
         for hour in range(2, 24, 3) if pur else ():
             room = hh.device(pur).location.replace("_", " ")
-            em.emit(
-                at(day, hour, rng.randint(10, 20)),
-                pur,
-                "environment",
-                **say("pur_environment", locals(), draw=rng),
-            )
+            ts = at(day, hour, rng.randint(10, 20))
+            read(ts, pur, "environment", "pur_environment", locals())
         for hour in range(7, 23):
             n = rng.randint(0, 14)
-            em.emit(at(day, hour, 59), motion, "motion", **say("motion_motion", locals()))
+            read(at(day, hour, 59), motion, "motion", "motion_motion", locals())
         for hour in (3, 9, 15, 21):
-            em.emit(
-                at(day, hour, 30),
-                fridge,
-                "device_status",
-                **say(
-                    "fridge_device_status",
-                    v=rng.randint(32, 46) / 10,
-                    v2=rng.randint(170, 200) / 10,
-                    v3=rng.randint(32, 46) / 10,
-                    v4=rng.randint(170, 200) / 10,
-                ),
-            )
+            read(at(day, hour, 30), fridge, "device_status", "fridge_device_status")
     return em.items
-
-
-NOISE = TABLE["NOISE"]
-PHONE_NOISE = TABLE["PHONE_NOISE"]
 
 
 def incidental_noise(hh: Household, rng: random.Random, per_day: int = 44) -> list[Obs]:

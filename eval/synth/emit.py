@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from eval.synth.errors import SynthesisError
 from eval.synth.personas import Household
@@ -37,6 +37,11 @@ def location_for(hh: Household, device_id: str, place: str | None) -> str:
     return device.location
 
 
+def fact(topic: str, person: str, day: int, value: Any, **more: Any) -> dict[str, Any]:
+    """An observation's `facts`: the topic stage 4 asks about, whose, which day, the value."""
+    return {"topic": topic, "person": person, "day": day, "value": value, **more}
+
+
 def has_anchors(text: str, anchors: Sequence[str]) -> bool:
     low = text.lower()
     return all(a.lower() in low for a in anchors if a)
@@ -63,35 +68,11 @@ class Emitter:
         framed: bool = True,
         gist: str = "",
     ) -> Obs | None:
-        if device is None or not self.hh.has(device):
-            return None
-        if not at(0, 0) <= ts <= WEEK_END:
-            return None
-        dtype = self.hh.device(device).device_type
-        if modality not in DEVICE_CAPABILITIES[dtype]:
-            raise SynthesisError(
-                "streams",
-                self.hh.scenario_id,
-                f"{self.source} event on {device} uses impossible modality {modality}",
-            )
-        details, scene = RICHNESS[self.source]
-        text = render(
-            self.hh.device(device),
-            modality,
-            self.rng.choice(list(clauses)),
-            ts,
-            self.rng,
-            framed,
-            details,
-            scene,
-            few_details=self.hh.realism != "legacy",
-        )
-        if not has_anchors(text, anchors):
-            raise SynthesisError(
-                "streams",
-                self.hh.scenario_id,
-                f"rendered {self.source} text lost its anchors {list(anchors)}: {text}",
-            )
+        if device is None or not self.hh.has(device) or not at(0, 0) <= ts <= WEEK_END:
+            return None  # a device this household lacks, or a time outside the week
+        if modality not in DEVICE_CAPABILITIES[self.hh.device(device).device_type]:
+            self.fail(f"{self.source} event on {device} uses impossible modality {modality}")
+        text = self.word(device, modality, clauses, ts, framed, anchors, f"rendered {self.source}")
         obs = Obs(
             key=f"{self.prefix}{len(self.items) + 1:04d}",
             ts=ts.replace(second=0, microsecond=0),
@@ -107,3 +88,29 @@ class Emitter:
         )
         self.items.append(obs)
         return obs
+
+    def word(
+        self,
+        device: str,
+        modality: str,
+        clauses: Sequence[str],
+        ts: datetime,
+        framed: bool,
+        anchors: Sequence[str],
+        what: str,
+    ) -> str:
+        """`device`'s wording of one of `clauses`, as much detail around it as this source kind
+        gets; `what` names the reading should the text lose its anchors."""
+        details, scene = RICHNESS[self.source]
+        clause = self.rng.choice(list(clauses))
+        sensor = self.hh.device(device)
+        realistic = self.hh.realism != "legacy"  # one or two sensor details, not three or four
+        text = render(
+            sensor, modality, clause, ts, self.rng, framed, details, scene, few_details=realistic
+        )
+        if not has_anchors(text, anchors):
+            self.fail(f"{what} text lost its anchors {list(anchors)}: {text}")
+        return text
+
+    def fail(self, problem: str) -> NoReturn:
+        raise SynthesisError("streams", self.hh.scenario_id, problem)

@@ -10,6 +10,7 @@ owners, capabilities, locations, interests, unique names, age-appropriate device
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from eval.synth.errors import SynthesisError
 from eval.synth.household import Household, Person, usual_weight  # noqa: F401  (re-exported)
@@ -18,28 +19,31 @@ from memory.formats.memfusebench import DEVICE_CAPABILITIES, Device
 
 TABLE = load_table("personas")
 
-HOUSEHOLD_TYPES: tuple[str, ...] = (
-    "young_family",
-    "family_with_teens",
-    "elderly_couple_with_carer",
-    "shared_flat",
-    "single_professional",
-    "three_generations",
-)
-
 FEMALE = tuple(TABLE["FEMALE"])
 MALE = tuple(TABLE["MALE"])
-
 INTERESTS = TABLE["INTERESTS"]
-
 PLACE_POOLS = TABLE["PLACE_POOLS"]
-# roles by household type, in the order build_household creates the people
-ROLES: dict[str, list[str]] = TABLE["ROLES"]
-HEALTH = TABLE["HEALTH"]
-WORKPLACES = TABLE["WORKPLACES"]
+WORKPLACES = TABLE["WORKPLACES"]  # fixed places of work, besides the household's drawn ones
+# Per household type: dinner and the people in the order build_household creates them.
+HOUSEHOLDS: dict[str, dict] = TABLE["HOUSEHOLDS"]
+HOUSEHOLD_TYPES: tuple[str, ...] = tuple(HOUSEHOLDS)
+ADULT_DAY = TABLE["ADULT_DAY"]
+SPORT_MINUTES: dict[str, int] = TABLE["SPORT_MINUTES"]  # the interests that are workouts
+WORKOUT_STARTS = TABLE["WORKOUT_STARTS"]
 
 
 # ---------------------------------------------------------------- building
+
+
+def _minutes(hhmm: str) -> int:
+    """Minutes from midnight of a layout time ("07:45")."""
+    hours, minutes = hhmm.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+def _drawn(value: Any, rng: random.Random) -> Any:
+    """A list in a layout is a set of alternatives, one drawn; anything else is fixed."""
+    return rng.choice(value) if isinstance(value, list) else value
 
 
 class _Names:
@@ -54,204 +58,93 @@ class _Names:
         return name
 
 
-def _person(rng: random.Random, names: _Names, kind: str, age: int, role: str, **kw) -> Person:
-    gender = kw.pop("gender", rng.choice("fm"))
-    interests = rng.sample(
-        INTERESTS[
-            "elder" if kind in ("elder",) else "adult" if kind in ("adult", "carer") else kind
-        ],
-        rng.randint(2, 4),
-    )
-    return Person(
+def _person(
+    rng: random.Random, names: _Names, spec: dict, places: dict[str, str], previous: Person | None
+) -> Person:
+    """One person of a household layout; `"gender": "opposite"` partners the person before."""
+    kind = spec["kind"]
+    age = rng.randint(*spec["age"])
+    kw = {key: spec[key] for key in ("commute", "lives_in") if key in spec}
+    if "health" in spec:
+        kw["health"] = _drawn(spec["health"], rng)
+    gender = rng.choice("fm")  # drawn even where the layout fixes it, as every person draws
+    if spec.get("gender") == "opposite":
+        assert previous is not None
+        gender = "f" if previous.gender == "m" else "m"
+    elif "gender" in spec:
+        gender = spec["gender"]
+    interests = rng.sample(INTERESTS["adult" if kind == "carer" else kind], rng.randint(2, 4))
+    p = Person(
         name=names.take(gender),
         age=age,
         gender=gender,
         kind=kind,
-        role=role,
+        role=spec["role"],
         interests=sorted(interests),
+        work={**WORKPLACES, **places}.get(spec.get("work")),
         **kw,
     )
+    if kind == "adult":
+        _adult_day(rng, p)
+    return p
+
+
+def _adult_day(rng: random.Random, p: Person) -> None:
+    """An adult's drawn hours; on workdays they wake some minutes before leaving."""
+    p.leave = _minutes(rng.choice(ADULT_DAY["leave"]))
+    p.back = _minutes(rng.choice(ADULT_DAY["back"]))
+    before = rng.choice(ADULT_DAY["wake_before_leave"])
+    p.wake = (p.leave - before, _minutes(rng.choice(ADULT_DAY["weekend_wake"])))
+    p.bed = (_minutes(rng.choice(ADULT_DAY["bed"])), _minutes(rng.choice(ADULT_DAY["weekend_bed"])))
+
+
+def _own_hours(rng: random.Random, p: Person, spec: dict) -> None:
+    """The hours a layout sets for `p`: leave and back a time or a list to draw from, wake and
+    bed a (weekday, weekend) pair."""
+    for key in ("leave", "back"):
+        if key in spec:
+            setattr(p, key, _minutes(_drawn(spec[key], rng)))
+    for key in ("wake", "bed"):
+        if key in spec:
+            weekday, weekend = spec[key]
+            setattr(p, key, (_minutes(weekday), _minutes(weekend)))
+    if "work_days" in spec:
+        p.work_days = tuple(spec["work_days"])
 
 
 def _workouts(rng: random.Random, p: Person) -> None:
-    sports = [
-        i
-        for i in p.interests
-        if i
-        in ("running", "cycling", "yoga", "swimming", "football", "basketball", "walking", "hiking")
-    ]
+    sports = [i for i in p.interests if i in SPORT_MINUTES]
     if not sports and p.kind in ("adult", "teen", "elder") and rng.random() < 0.6:
         sports = ["walking" if p.kind == "elder" else "running"]
     for sport in sports[:2]:
         days = sorted(rng.sample(range(7), rng.randint(2, 3)))
         for day in days:
-            if day < 5 and p.work:
-                start = rng.choice([6 * 60 + 15, 18 * 60 + 45, 19 * 60 + 30])
-            else:
-                start = rng.choice([8 * 60 + 30, 10 * 60, 16 * 60 + 30])
+            start = rng.choice(WORKOUT_STARTS["workday" if day < 5 and p.work else "free"])
             if p.kind == "elder":
-                start = rng.choice([10 * 60, 10 * 60 + 30, 15 * 60])
-            minutes = {"yoga": 45, "swimming": 40, "walking": 35, "hiking": 120}.get(sport, 40)
-            p.workouts.append((day, sport, start, minutes + rng.randint(-8, 15)))
+                start = rng.choice(WORKOUT_STARTS["elder"])
+            minutes = SPORT_MINUTES[sport] + rng.randint(-8, 15)
+            p.workouts.append((day, sport, _minutes(start), minutes))
     p.workouts.sort()
-
-
-def _adult(rng, names, role, work, commute, age_range=(31, 52), **kw) -> Person:
-    p = _person(
-        rng, names, "adult", rng.randint(*age_range), role, work=work, commute=commute, **kw
-    )
-    p.leave = rng.choice([7 * 60 + 20, 7 * 60 + 45, 8 * 60 + 10, 8 * 60 + 30])
-    p.back = rng.choice([17 * 60 + 15, 17 * 60 + 50, 18 * 60 + 20])
-    p.wake = (p.leave - rng.choice([55, 70, 85]), rng.choice([7 * 60 + 45, 8 * 60 + 20, 9 * 60]))
-    p.bed = (
-        rng.choice([22 * 60 + 30, 23 * 60, 23 * 60 + 20]),
-        rng.choice([23 * 60 + 15, 23 * 60 + 45]),
-    )
-    return p
 
 
 def build_household(scenario_id: str, household_type: str, rng: random.Random) -> Household:
     """Sample one household of the given type (people, routines, devices, places)."""
     names = _Names(rng)
     places = {kind: rng.choice(pool) for kind, pool in sorted(PLACE_POOLS.items())}
-    roles = ROLES.get(household_type, [])
-    people: list[Person] = []
-    if household_type == "young_family":
-        a = _adult(rng, names, roles[0], places["hospital"], "car", (31, 40), gender="f")
-        b = _adult(rng, names, roles[1], None, "walk", (32, 42), gender="m")
-        c = _person(
-            rng,
-            names,
-            "child",
-            rng.randint(6, 9),
-            roles[2],
-            work=places["primary_school"],
-            commute="driven",
-        )
-        d = _person(rng, names, "toddler", rng.randint(3, 4), roles[3], work=None)
-        c.leave, c.back, c.wake, c.bed = (
-            8 * 60 + 20,
-            15 * 60 + 40,
-            (7 * 60, 7 * 60 + 30),
-            (19 * 60 + 45, 20 * 60 + 15),
-        )
-        d.wake, d.bed = (6 * 60 + 30, 6 * 60 + 45), (19 * 60, 19 * 60 + 15)
-        people = [a, b, c, d]
-        dinner = 17 * 60 + 45
-    elif household_type == "family_with_teens":
-        a = _adult(rng, names, roles[0], places["office"], "car", (42, 52))
-        b = _adult(
-            rng,
-            names,
-            roles[1],
-            places["secondary_school"],
-            "bike",
-            (41, 50),
-            gender="f" if a.gender == "m" else "m",
-        )
-        c = _person(
-            rng,
-            names,
-            "teen",
-            rng.randint(15, 17),
-            roles[2],
-            work=places["secondary_school"],
-            commute="bus",
-        )
-        d = _person(
-            rng,
-            names,
-            "teen",
-            rng.randint(13, 14),
-            roles[3],
-            work=places["secondary_school"],
-            commute="bus",
-        )
-        for t in (c, d):
-            t.leave, t.back = 7 * 60 + 55, 16 * 60 + rng.choice([0, 20, 45])
-            t.wake, t.bed = (7 * 60 + 5, 10 * 60), (22 * 60 + 30, 23 * 60 + 45)
-        people = [a, b, c, d]
-        dinner = 18 * 60 + 45
-    elif household_type == "elderly_couple_with_carer":
-        a = _person(
-            rng,
-            names,
-            "elder",
-            rng.randint(74, 84),
-            roles[0],
-            gender="m",
-            health=rng.choice(HEALTH["his"]),
-        )
-        b = _person(
-            rng,
-            names,
-            "elder",
-            rng.randint(71, 80),
-            roles[1],
-            gender="f",
-            health=rng.choice(HEALTH["hers"]),
-        )
-        c = _person(
-            rng, names, "carer", rng.randint(34, 55), roles[2], lives_in=False, commute="car"
-        )
-        c.leave, c.back = 9 * 60, 12 * 60 + 30
-        for e in (a, b):
-            e.wake, e.bed = (6 * 60 + 45, 7 * 60), (22 * 60, 22 * 60 + 15)
-        people = [a, b, c]
-        dinner = 17 * 60 + 30
-    elif household_type == "shared_flat":
-        jobs = [
-            (roles[0], places["office"], "bike"),
-            (roles[1], WORKPLACES["campus"], "bus"),
-            (roles[2], places["cafe"], "walk"),
-        ]
-        for role, work, commute in jobs:
-            people.append(_adult(rng, names, role, work, commute, (23, 31)))
-        people[2].leave, people[2].back = 6 * 60 + 30, 14 * 60 + 45
-        people[2].wake = (5 * 60 + 50, 9 * 60 + 30)
-        dinner = 19 * 60 + 30
-    elif household_type == "single_professional":
-        people = [_adult(rng, names, roles[0], places["office"], "car", (29, 45))]
-        people[0].work_days = (1, 2, 3)
-        dinner = 19 * 60 + 15
-    elif household_type == "three_generations":
-        g = _person(rng, names, "elder", rng.randint(68, 79), roles[0], health=HEALTH["hip"])
-        g.wake, g.bed = (6 * 60 + 30, 7 * 60), (21 * 60 + 45, 22 * 60)
-        a = _adult(rng, names, roles[1], places["pharmacy"], "car", (38, 48))
-        b = _adult(
-            rng,
-            names,
-            roles[2],
-            WORKPLACES["depot"],
-            "bike",
-            (38, 49),
-            gender="f" if a.gender == "m" else "m",
-        )
-        b.leave, b.back, b.wake = 5 * 60 + 40, 14 * 60 + 30, (5 * 60, 8 * 60)
-        c = _person(
-            rng,
-            names,
-            "child",
-            rng.randint(9, 12),
-            roles[3],
-            work=places["primary_school"],
-            commute="walk",
-        )
-        c.leave, c.back, c.wake, c.bed = (
-            8 * 60 + 25,
-            15 * 60 + 35,
-            (7 * 60 + 10, 8 * 60),
-            (20 * 60 + 45, 21 * 60 + 30),
-        )
-        people = [g, a, b, c]
-        dinner = 18 * 60
-    else:
+    layout = HOUSEHOLDS.get(household_type)
+    if layout is None:
         raise SynthesisError("personas", scenario_id, f"unknown household type {household_type!r}")
+    people: list[Person] = []
+    for spec in layout["people"]:
+        people.append(_person(rng, names, spec, places, people[-1] if people else None))
+    # the layout's own hours only once everyone is drawn: the teens' return times draw last
+    for p, spec in zip(people, layout["people"]):
+        _own_hours(rng, p, spec)
     for p in people:
         if p.kind in ("adult", "teen", "elder", "child"):
             _workouts(rng, p)
     devices = _devices(household_type, people, rng)
-    hh = Household(scenario_id, household_type, people, devices, places, dinner)
+    hh = Household(scenario_id, household_type, people, devices, places, _minutes(layout["dinner"]))
     check_household(hh)
     return hh
 
@@ -260,6 +153,7 @@ SHARED_BY_TYPE: dict[str, list[tuple[str, str, str]]] = TABLE["SHARED_BY_TYPE"]
 
 PERSONAL_PREFIX = TABLE["PERSONAL_PREFIX"]
 PERSONAL_LOCATION = TABLE["PERSONAL_LOCATION"]
+LAPTOP_JOBS = ("engineer", "student", "architect")  # besides working from home
 
 
 def _devices(household_type: str, people: list[Person], rng: random.Random) -> list[Device]:
@@ -281,12 +175,7 @@ def _devices(household_type: str, people: list[Person], rng: random.Random) -> l
         kinds: list[str] = []
         if p.kind in ("adult", "carer"):
             kinds = ["smartwatch", "smartphone"]
-            if (
-                p.work is None
-                or "engineer" in p.role
-                or "student" in p.role
-                or "architect" in p.role
-            ):
+            if p.work is None or any(job in p.role for job in LAPTOP_JOBS):
                 kinds.append("laptop")
             if household_type == "single_professional":
                 kinds += ["laptop", "tablet"]
@@ -303,9 +192,8 @@ def _devices(household_type: str, people: list[Person], rng: random.Random) -> l
             if kind == "laptop" and p.kind == "teen":
                 location = "bedroom"
             add(kind, f"{PERSONAL_PREFIX[kind]}_{slug}", p.name, location)
-    for device_type, device_id, location in (
-        SHARED_BY_TYPE["_core"] + SHARED_BY_TYPE[household_type]
-    ):
+    shared = SHARED_BY_TYPE["_core"] + SHARED_BY_TYPE[household_type]
+    for device_type, device_id, location in shared:
         add(device_type, device_id, "shared", location)
     return sorted(devices, key=lambda d: d.device_id)
 

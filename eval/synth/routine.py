@@ -14,8 +14,8 @@ import random
 from datetime import timedelta
 
 from eval.synth.background import _household, incidental_noise, periodic_readings  # noqa: F401  (re-exported)
-from eval.synth.daily import _daily_bits, _screens
-from eval.synth.emit import Emitter
+from eval.synth.daily import _daily_bits, _screens, on_day
+from eval.synth.emit import Emitter, fact
 from eval.synth.episodes import WorldState
 from eval.synth.personas import Household, Person, usual_weight
 from eval.synth.phrasing import duration
@@ -26,15 +26,8 @@ from eval.synth.world import Obs
 TABLE = load_table("routine")
 W = Words("routine")
 
-SLEEP_BASE = {"adult": 415, "teen": 450, "child": 600, "toddler": 640, "elder": 395, "carer": 420}
-STEPS_BASE = {
-    "adult": 8200,
-    "teen": 9000,
-    "child": 11500,
-    "toddler": 0,
-    "elder": 4600,
-    "carer": 9000,
-}
+SLEEP_BASE: dict[str, int] = TABLE["SLEEP_BASE"]  # minutes a night, by kind of person
+STEPS_BASE: dict[str, int] = TABLE["STEPS_BASE"]  # steps a day without a workout
 CARRY = TABLE["CARRY"]
 
 
@@ -68,20 +61,13 @@ def _sleep(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -
     weekend_night = night % 7 in (4, 5)
     base = SLEEP_BASE[p.kind] + (60 if weekend_night and p.kind in ("teen", "adult") else 0)
     minutes = max(250, int(r.gauss(base, 38)))
-    wake_min = p.wake[1 if is_weekend(day) else 0] + r.randint(-10, 12)
-    wake = at(day, 0, wake_min)
+    wake = at(day, 0, on_day(p.wake, day) + r.randint(-10, 12))
     bed = wake - timedelta(minutes=minutes + r.randint(8, 35))
     shown = duration(minutes, r)
     deep, rem, woke = r.randint(45, 115), r.randint(60, 120), r.randint(0, 4)
-    em.emit(
-        wake,
-        watch,
-        "health",
-        **say("watch_health", locals(), draw=r),
-        people=[p.name],
-        place="bedroom",
-        facts={"topic": "sleep", "person": p.name, "day": night, "value": minutes, "shown": shown},
-    )
+    words = say("watch_health", locals(), draw=r)
+    facts = fact("sleep", p.name, night, minutes, shown=shown)
+    em.emit(wake, watch, "health", **words, people=[p.name], place="bedroom", facts=facts)
 
 
 def _resting(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -> None:
@@ -97,16 +83,10 @@ def _resting(em: Emitter, hh: Household, world: WorldState, p: Person, day: int)
     if r.random() > 0.45:
         return
     rate, hrv = r.randint(54, 72), r.randint(28, 66)
-    ts = at(day, 0, p.wake[1 if is_weekend(day) else 0] + r.randint(15, 40))
-    em.emit(
-        ts,
-        watch,
-        "health",
-        **say("watch_health", locals(), draw=r),
-        people=[p.name],
-        place="home",
-        facts={"topic": "resting_hr", "person": p.name, "day": day, "value": rate},
-    )
+    ts = at(day, 0, on_day(p.wake, day) + r.randint(15, 40))
+    words = say("watch_health", locals(), draw=r)
+    facts = fact("resting_hr", p.name, day, rate)
+    em.emit(ts, watch, "health", **words, people=[p.name], place="home", facts=facts)
 
 
 def _commute(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -> None:
@@ -115,6 +95,7 @@ def _commute(em: Emitter, hh: Household, world: WorldState, p: Person, day: int)
         return
     r = em.rng
     name = p.name
+    door, lock, car = hh.shared("doorbell_camera"), hh.shared("smart_lock"), hh.car(name)
     leave = at(day, 0, p.leave + r.randint(-6, 9))
     bags = CARRY["adult"] + [CARRY["cyclist" if p.commute == "bike" else "coat"]]
     adult = r.choice(bags)  # drawn whoever leaves, so the stream does not depend on who it is
@@ -122,78 +103,45 @@ def _commute(em: Emitter, hh: Household, world: WorldState, p: Person, day: int)
     # a storyline that keeps someone home (or makes them leave differently) claims the morning
     morning = not world.is_claimed("departure", name, day)
     if morning:
-        em.emit(
-            leave,
-            hh.shared("doorbell_camera"),
-            "vision",
-            **say("doorbell_camera_vision", locals()),
-            people=[name],
-            facts=_day_out(name, day, say("day_out", locals())),
-        )
+        words = say("doorbell_camera_vision", locals())
+        facts = _day_out(name, day, say("day_out", locals()))
+        em.emit(leave, door, "vision", **words, people=[name], facts=facts)
         if p.kind in ("adult", "teen") and r.random() < 0.85:
-            out_at = clock(leave + timedelta(minutes=1))
-            em.emit(
-                leave + timedelta(minutes=1),
-                hh.shared("smart_lock"),
-                "location",
-                **say("lock_location", locals()),
-                people=[name],
-                facts={"topic": "departure", "person": name, "day": day, "value": out_at},
-            )
+            locked = leave + timedelta(minutes=1)
+            out_at = clock(locked)
+            words = say("lock_location", locals())
+            facts = fact("departure", name, day, out_at)
+            em.emit(locked, lock, "location", **words, people=[name], facts=facts)
     trip = r.randint(14, 32)
-    if morning and p.commute == "car" and hh.car(name):
-        em.emit(
-            leave + timedelta(minutes=trip + 3),
-            hh.car(name),
-            "location",
-            **say("car_location", locals(), draw=r),
-            people=[name],
-            facts=_day_out(name, day, say("day_out_2", locals())),
-        )
+    if morning and p.commute == "car" and car:
+        parked = leave + timedelta(minutes=trip + 3)
+        words = say("car_location", locals(), draw=r)
+        facts = _day_out(name, day, say("day_out_2", locals()))
+        em.emit(parked, car, "location", **words, people=[name], facts=facts)
     arrive_work = leave + timedelta(minutes=trip + 6)
     device = hh.phone(name) or (hh.watch(name) if p.kind == "child" else None)
     if morning and device and r.random() < 0.7:
-        em.emit(
-            arrive_work,
-            device,
-            "location",
-            **say("device_location", locals()),
-            people=[name],
-            place=p.work,
-            facts=_day_out(name, day, say("day_out_3", locals())),
-        )
+        words = say("device_location", locals())
+        facts = _day_out(name, day, say("day_out_3", locals()))
+        em.emit(arrive_work, device, "location", **words, people=[name], place=p.work, facts=facts)
     if world.is_claimed("arrival", name, day):
         return
     back = at(day, 0, p.back + r.randint(-10, 28))
     bag = r.choice(say("bag"))
-    em.emit(
-        back,
-        hh.shared("doorbell_camera"),
-        "vision",
-        **say("doorbell_camera_vision_2", locals()),
-        people=[name],
-        facts=_day_out(name, day, say("day_out_4", locals())),
-    )
+    words = say("doorbell_camera_vision_2", locals())
+    facts = _day_out(name, day, say("day_out_4", locals()))
+    em.emit(back, door, "vision", **words, people=[name], facts=facts)
     if p.kind in ("adult", "teen", "elder"):
         code = r.choice(say("code"))
-        in_at = clock(back + timedelta(minutes=1))
-        em.emit(
-            back + timedelta(minutes=1),
-            hh.shared("smart_lock"),
-            "location",
-            **say("lock_location_2", locals()),
-            people=[name],
-            facts={"topic": "arrival", "person": name, "day": day, "value": in_at},
-        )
-    if p.commute == "car" and hh.car(name):
-        em.emit(
-            back - timedelta(minutes=2),
-            hh.car(name),
-            "location",
-            **say("car_location_2", locals(), trip_plus=trip + r.randint(-3, 9)),
-            people=[name],
-            facts=_day_out(name, day, say("day_out_5", locals())),
-        )
+        unlocked = back + timedelta(minutes=1)
+        in_at = clock(unlocked)
+        words = say("lock_location_2", locals())
+        facts = fact("arrival", name, day, in_at)
+        em.emit(unlocked, lock, "location", **words, people=[name], facts=facts)
+    if p.commute == "car" and car:
+        words = say("car_location_2", locals(), trip_plus=trip + r.randint(-3, 9))
+        facts = _day_out(name, day, say("day_out_5", locals()))
+        em.emit(back - timedelta(minutes=2), car, "location", **words, people=[name], facts=facts)
 
 
 def _workout_text(kind: str, r: random.Random, m: int) -> tuple[str, str]:
@@ -220,7 +168,7 @@ def _day_out(name: str, day: int, what: str) -> dict:
 
 def _workouts(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -> None:
     say = W.at("workouts")
-    watch = hh.watch(p.name)
+    watch, phone, door = hh.watch(p.name), hh.phone(p.name), hh.shared("doorbell_camera")
     if watch is None or world.is_claimed("workout", p.name, day):
         return
     r = em.rng
@@ -230,50 +178,24 @@ def _workouts(em: Emitter, hh: Household, world: WorldState, p: Person, day: int
         begin = at(day, 0, start + r.randint(-10, 15))
         end = begin + timedelta(minutes=minutes)
         summary, noun = _workout_text(kind, r, minutes)
-        group = f"{p.name}:{day}:{kind}"
         avg, peak = r.randint(112, 158), r.randint(160, 184)
         if kind in ("yoga", "walking"):
             avg, peak = r.randint(88, 112), r.randint(114, 132)
-        facts = {
-            "topic": "workout",
-            "person": p.name,
-            "day": day,
-            "kind": kind,
-            "value": minutes,
-            "group": group,
-            "summary": summary,
-            "noun": noun,
-            "avg": avg,
-            "peak": peak,
-        }
-        em.emit(
-            end,
-            watch,
-            "motion",
-            **say("watch_motion", locals(), v=summary.partition(" of ")[2] or summary),
-            people=[p.name],
-            place=hh.places["park"]
-            if kind in ("running", "walking", "hiking", "football")
-            else hh.places["gym"],
-            facts={**facts, "primary": True},
-        )
-        em.emit(
-            end + timedelta(minutes=1),
-            hh.phone(p.name),
-            "app_usage",
-            **say("phone_app_usage", locals()),
-            people=[p.name],
-            facts=facts,
-        )
+        facts = fact("workout", p.name, day, minutes, kind=kind, group=f"{p.name}:{day}:{kind}")
+        facts.update(summary=summary, noun=noun, avg=avg, peak=peak)
+        outdoors = kind in ("running", "walking", "hiking", "football")
+        place = hh.places["park" if outdoors else "gym"]
+        words = say("watch_motion", locals(), v=summary.partition(" of ")[2] or summary)
+        primary = {**facts, "primary": True}
+        em.emit(end, watch, "motion", **words, people=[p.name], place=place, facts=primary)
+        words = say("phone_app_usage", locals())
+        saved = end + timedelta(minutes=1)
+        em.emit(saved, phone, "app_usage", **words, people=[p.name], facts=facts)
         if r.random() < 0.4:
-            em.emit(
-                begin - timedelta(minutes=3),
-                hh.shared("doorbell_camera"),
-                "vision",
-                **say("doorbell_camera_vision", locals()),
-                people=[p.name],
-                facts={**facts, "role": "leave"},
-            )
+            setting_off = begin - timedelta(minutes=3)
+            words = say("doorbell_camera_vision", locals())
+            leaving = {**facts, "role": "leave"}
+            em.emit(setting_off, door, "vision", **words, people=[p.name], facts=leaving)
 
 
 def _steps(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -> None:
@@ -284,17 +206,11 @@ def _steps(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -
     r = em.rng
     base = STEPS_BASE[p.kind] + (3500 if any(w[0] == day for w in p.workouts) else 0)
     steps = max(900, int(r.gauss(base, 2200)))
-    ts = at(day, 0, p.bed[1 if is_weekend(day) else 0] - r.randint(10, 40))
+    ts = at(day, 0, on_day(p.bed, day) - r.randint(10, 40))
     shown = f"{steps:,}"
-    em.emit(
-        ts,
-        watch,
-        "motion",
-        **say("watch_motion", locals(), v=steps * 0.72 / 1000, draw=r),
-        people=[p.name],
-        place="home",
-        facts={"topic": "steps", "person": p.name, "day": day, "value": steps},
-    )
+    words = say("watch_motion", locals(), v=steps * 0.72 / 1000, draw=r)
+    facts = fact("steps", p.name, day, steps)
+    em.emit(ts, watch, "motion", **words, people=[p.name], place="home", facts=facts)
 
 
 def _weigh(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -> None:
@@ -306,14 +222,10 @@ def _weigh(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -
     if r.random() > 0.4:
         return
     kg = usual_weight(p.name) + 0.1 * r.randint(-6, 6)
-    em.emit(
-        at(day, 0, p.wake[1 if is_weekend(day) else 0] + r.randint(5, 25)),
-        scale,
-        "health",
-        **say("scale_health", locals(), v=r.randint(180, 320) / 10),
-        people=[p.name],
-        facts={"topic": "weight", "person": p.name, "day": day, "value": round(kg, 1)},
-    )
+    ts = at(day, 0, on_day(p.wake, day) + r.randint(5, 25))
+    words = say("scale_health", locals(), v=r.randint(180, 320) / 10)
+    facts = fact("weight", p.name, day, round(kg, 1))
+    em.emit(ts, scale, "health", **words, people=[p.name], facts=facts)
 
 
 def _medication(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -> None:
@@ -323,14 +235,10 @@ def _medication(em: Emitter, hh: Household, world: WorldState, p: Person, day: i
     r = em.rng
     dev = hh.first("smart_display", "smart_speaker")
     for hour, label in ((8, "morning"), (18, "evening")):
-        em.emit(
-            at(day, hour, r.randint(0, 12)),
-            dev,
-            "dialogue",
-            **say("dev_dialogue", locals()),
-            people=[p.name],
-            facts={"topic": "medication", "person": p.name, "day": day, "value": label},
-        )
+        ts = at(day, hour, r.randint(0, 12))
+        words = say("dev_dialogue", locals())
+        facts = fact("medication", p.name, day, label)
+        em.emit(ts, dev, "dialogue", **words, people=[p.name], facts=facts)
 
 
 def _carer(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -> None:
@@ -338,32 +246,12 @@ def _carer(em: Emitter, hh: Household, world: WorldState, p: Person, day: int) -
     if is_weekend(day) or world.is_claimed("arrival", p.name, day):
         return
     r = em.rng
+    lock, door = hh.shared("smart_lock"), hh.shared("doorbell_camera")
     arrive = at(day, 0, p.leave + r.randint(-8, 12))
-    em.emit(
-        arrive,
-        hh.shared("smart_lock"),
-        "location",
-        **say("lock_location", locals()),
-        people=[p.name],
-        facts={"topic": "carer_visit", "person": p.name, "day": day, "value": clock(arrive)},
-    )
-    em.emit(
-        arrive - timedelta(minutes=1),
-        hh.shared("doorbell_camera"),
-        "vision",
-        **say("doorbell_camera_vision", locals()),
-        people=[p.name],
-    )
-    em.emit(
-        at(day, 0, p.back + r.randint(-10, 15)),
-        hh.shared("smart_lock"),
-        "location",
-        **say("lock_location_2", locals()),
-        people=[p.name],
-    )
-
-
-# ---------------------------------------------------------------- periodic readings
-
-
-# ---------------------------------------------------------------- incidental noise
+    facts = fact("carer_visit", p.name, day, clock(arrive))
+    words = say("lock_location", locals())
+    em.emit(arrive, lock, "location", **words, people=[p.name], facts=facts)
+    words = say("doorbell_camera_vision", locals())
+    em.emit(arrive - timedelta(minutes=1), door, "vision", **words, people=[p.name])
+    leave = at(day, 0, p.back + r.randint(-10, 15))
+    em.emit(leave, lock, "location", **say("lock_location_2", locals()), people=[p.name])

@@ -12,10 +12,9 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from eval.synth.emit import RICHNESS, has_anchors, location_for
+from eval.synth.emit import Emitter, location_for
 from eval.synth.errors import SynthesisError
 from eval.synth.personas import Household
-from eval.synth.phrasing import render
 from eval.synth.timewords import WEEK_END, at
 from eval.synth.world import EpisodePlan, Obs
 from memory.formats.memfusebench import DEVICE_CAPABILITIES
@@ -25,30 +24,16 @@ PERIODIC_GUARD = timedelta(minutes=45)
 
 
 def project_storyline(hh: Household, plans: list[EpisodePlan], rng: random.Random) -> list[Obs]:
+    em = Emitter(hh, rng, "storyline", "")  # only words the views: keys name the story event
     out: list[Obs] = []
     for plan in plans:
         for ev in plan.events:
             for i, view in enumerate(ev.views, start=1):
-                device = hh.device(view.device)
                 ts = min(ev.ts + timedelta(minutes=view.offset), WEEK_END).replace(second=0)
-                details, scene = RICHNESS["storyline"]
-                text = render(
-                    device,
-                    view.modality,
-                    rng.choice(view.clauses),
-                    ts,
-                    rng,
-                    view.framed,
-                    details,
-                    scene,
-                    few_details=hh.realism != "legacy",
+                what = f"{ev.story_id} view on {view.device}"
+                text = em.word(
+                    view.device, view.modality, view.clauses, ts, view.framed, view.anchors, what
                 )
-                if not has_anchors(text, view.anchors):
-                    raise SynthesisError(
-                        "streams",
-                        hh.scenario_id,
-                        f"{ev.story_id} view on {view.device} lost anchors {view.anchors}",
-                    )
                 people = view.people if view.people is not None else ev.people
                 place = view.place or ev.place
                 key = f"{ev.story_id}_v{i}"

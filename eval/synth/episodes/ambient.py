@@ -10,30 +10,13 @@ from __future__ import annotations
 import random
 
 from eval.synth.personas import Household
-from eval.synth.tables import Words
+from eval.synth.tables import Words, load_table
 from eval.synth.world import StoryEvent
 
 W = Words("episodes/ambient")
 
-# Where a happening counts as at home.
-HOME_PLACES = frozenset(
-    {
-        "home",
-        "kitchen",
-        "living_room",
-        "hallway",
-        "front_door",
-        "bedroom",
-        "garden",
-        "nursery",
-        "playroom",
-        "landing",
-        "granny_flat",
-        "utility_room",
-        "home_office",
-        "bathroom",
-    }
-)
+# Where a happening counts as at home: the rooms of a household.
+HOME_PLACES = frozenset(load_table("personas")["HOME_PLACES"])
 
 
 def ambient_options(
@@ -55,29 +38,21 @@ def ambient_options(
             where = say("where") if at_home else say("where_2", locals())
             out.append((phone, "location", say("phone", locals()), [name]))
     if at_home:
+        who = " and ".join(residents[:2])
+        room = ev.place.replace("_", " ")
         motion = hh.shared("motion_sensor")
         if motion and ev.place in ("hallway", "front_door", "home", "kitchen", "living_room"):
             n = r.randint(2, 6)
             out.append((motion, "motion", say("motion", locals()), residents))
         talker = hh.first("smart_speaker", "smart_display")
         if talker and residents and ev.place in ("kitchen", "living_room", "home", "hallway"):
-            who = " and ".join(residents[:2])
-            room = ev.place.replace("_", " ")
             where_said = say("where_said") if ev.place == "home" else say("where_said_2", locals())
-            out.append(
-                (
-                    talker,
-                    "audio",
-                    say("talker", locals(), alt="s" if len(residents) > 1 else ""),
-                    residents,
-                )
-            )
+            alt = "s" if len(residents) > 1 else ""
+            out.append((talker, "audio", say("talker", locals()), residents))
         light = hh.shared("smart_light")
-        if (
-            light
-            and (ev.ts.hour >= 19 or ev.ts.hour < 6)
-            and hh.device(light).location in (ev.place, "living_room" if ev.place == "home" else "")
-        ):
+        dark = ev.ts.hour >= 19 or ev.ts.hour < 6
+        lit = (ev.place, "living_room" if ev.place == "home" else "")  # "home": the living room
+        if light and dark and hh.device(light).location in lit:
             pct = r.choice([40, 60, 80, 100])
             out.append((light, "device_status", say("light", locals()), residents))
         fridge = hh.shared("smart_fridge")
@@ -87,15 +62,7 @@ def ambient_options(
         for dtype in ("indoor_camera", "smart_display"):
             cam = hh.shared(dtype)
             if cam and hh.device(cam).location == ev.place and residents:
-                who = " and ".join(residents[:2])
-                out.append(
-                    (
-                        cam,
-                        "vision",
-                        say("cam", locals(), place_replace=ev.place.replace("_", " ")),
-                        residents,
-                    )
-                )
+                out.append((cam, "vision", say("cam", locals(), place_replace=room), residents))
     elif len(residents) == 1 and hh.car(residents[0]) and ev.place != "car":
         # someone out on their own, with a car of their own, most likely drove there
         out.append((hh.car(residents[0]), "location", say("append", locals()), residents))
