@@ -51,9 +51,9 @@ def lost_item(ep: Ep) -> bool:
     e5 = ep.event(t5, [P], "hallway", say("e5", locals()), causes=[e4])
     speaker(ep, e5, say("hook", locals()))
     ep.view(e5, hh.shared("motion_sensor"), "motion", **say("drilling"), offset=2, people=[P])
+    item_capitalized = item.capitalize()
     ask = Questions(ep, say, locals(), "lost_item", P)
-    refs = [[seen], [shout, mot], [app, found], [lk, msg]]
-    ask("causal", ep.asker(P), refs, {"late": t4}, item_capitalize=item.capitalize())
+    ask("causal", ep.asker(P), [[seen], [shout, mot], [app, found], [lk, msg]], {"late": t4})
     ask("user_query", P, [[seen, found], [app]], {"late": t4})
     ask("fusion", ep.asker(P), [[seen], [mot, app, found], [lk, msg]], {"late": t4})
     ask.perspective([e2, e3], ep.asker(P), {"late": t2}, subject=P)
@@ -177,12 +177,8 @@ def package_delivery(ep: Ep) -> bool:
     camera(ep, e3, say("unbox", locals()))
     ep.view(e3, hh.phone(P), "app_usage", **say("rating", locals()), offset=5)
     ask = Questions(ep, say, locals(), "delivery", P)
-    ask(
-        "causal",
-        ep.asker(P, include=[P]),
-        [[order], [cam, heard], [note], [out, lk]],
-        {"fetch": t2},
-    )
+    refs = [[order], [cam, heard], [note], [out, lk]]
+    ask("causal", ep.asker(P, include=[P]), refs, {"fetch": t2})
     ask.perspective([e1, e2], ep.asker(), {"drop": t1})
     ask("fusion", ep.asker(P), [[order], [cam, note], [out, lk]], {"drop": t1})
     return True
