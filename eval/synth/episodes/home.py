@@ -26,8 +26,8 @@ def appliance_fault(ep: Ep) -> bool:
     B = other.name if other else A
     d = min(ep.day0, 4)
     k = r.randint(5, 9) if kind == "smart_fridge" else r.randint(24, 41)  # °C, else minutes
-    a = W(f"APPLIANCES.{kind}", {"k": k})
-    headline = a["fault"][0].split(":")[0]
+    a = W(f"APPLIANCES.{kind}", {"k": k})  # the appliance's words, its fault reading filled in
+    headline = a["fault"][0].split(":")[0]  # how the fault gist names it
     ep.plan.title = say("title", locals())
     t1 = ep.jitter(d, 19, 0, 40)
     e1 = ep.event(t1, [A], "home", say("e1", locals()))

@@ -87,7 +87,7 @@ def deadline(ep: Ep) -> bool:
         late_views.append(ep.view(ev, lap, "app_usage", **say("v", locals())))
         sleep_min = r.randint(250, 300)
         facts = {"topic": "sleep", "person": P, "day": night, "value": sleep_min}
-        offset = r.randint(330, 380)
+        offset = r.randint(330, 380)  # the watch sums up the night next morning
         s = ep.view(ev, hh.watch(P), "health", **say("s", locals()), offset=offset, facts=facts)
         if s is not None:
             ep.world.claim("sleep", P, night)

@@ -55,10 +55,10 @@ class Questions:
         asker: str,
         refs: Sequence[Sequence[RefLike]],
         moments: dict[str, datetime] | None = None,
-        **slots: Any,
     ) -> None:
-        """Ask a `category` question whose checklist items rest on `refs`, item by item."""
-        words = self.say(f"ask_{category}", self.slots, refs=refs, **slots)
+        """Ask a `category` question whose checklist items rest on `refs`, item by item;
+        `moments` are the times its texts word relative to the question (`{{when:KEY}}`)."""
+        words = self.say(f"ask_{category}", self.slots, refs=refs)
         self.ep.ask(
             category, asker, **words, topic=self.topic, subject=self.subject, moments=moments
         )
@@ -70,6 +70,7 @@ class Questions:
         moments: dict[str, datetime] | None = None,
         subject: str | None = None,
     ) -> None:
+        """What each device made of `events` (`Ep.perspective`); `subject` may stay unset."""
         words = self.say("perspective", self.slots)
         self.ep.perspective(
             events, asker, **words, topic=self.topic, subject=subject, moments=moments
