@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eval.synth.episodes.base import Ep, template
-from eval.synth.episodes.views_h1 import Storyline, mins
+from eval.synth.episodes.storyline import Storyline, minutes
 from eval.synth.personas import Person
 from eval.synth.tables import Words, load_table
 
@@ -48,22 +48,22 @@ def injury(ep: Ep) -> bool:
     w1 = s.view(e1, hh.watch(P), "motion", "w1", locals(), place=venue)
     phone_still = idle + 5
     s.view(e1, hh.phone(P), "location", "phone_location", locals(), offset=3, place=venue)
-    t2 = t1.replace(second=0) + mins(r.randint(38, 70))
+    t2 = t1.replace(second=0) + minutes(r.randint(38, 70))
     e2 = ep.event(t2, [P] + ([H] if H != P else []), "front_door", say("e2", locals()), causes=[e1])
     dv = s.view(e2, hh.shared("doorbell_camera"), "vision", "dv", locals())
-    unlocked = t2 + mins(1)
+    unlocked = t2 + minutes(1)
     lock_key = "lock_let_in" if H != P else "lock_own_key"
     lock = s.view(
         e2, hh.shared("smart_lock"), "location", lock_key, locals(), offset=1, people=[H, P]
     )
-    t3 = t2 + mins(r.randint(9, 18))
+    t3 = t2 + minutes(r.randint(9, 18))
     e3 = ep.event(t3, [P, H], "living_room", say("e3", locals()), causes=[e2])
     sp = s.view(e3, speaker, "audio", "sp", locals())
     cam = s.view(
         e3, hh.first("indoor_camera", "smart_display"), "vision", "cam", locals(), offset=6
     )
     s.view(e3, hh.shared("smart_fridge"), "device_status", "fridge_device_status", offset=2)
-    t4 = t3 + mins(r.randint(140, 190))
+    t4 = t3 + minutes(r.randint(140, 190))
     e4 = ep.event(t4, [H, P], "living_room", say("e4", locals()), causes=[e3])
     look = s.view(e4, hh.phone(H), "app_usage", "look", locals(), draw=r)
     skipped = "PE" if p.kind != "adult" else "the gym"
@@ -76,9 +76,9 @@ def injury(ep: Ep) -> bool:
     drive = s.view(
         e5, hh.car(H) or hh.phone(H), "location", "drive", locals(), draw=r, place=drive_place
     )
-    arrived = t5 + mins(12)
+    arrived = t5 + minutes(12)
     wl = s.view(e5, hh.watch(P), "location", "wl", locals(), offset=12, place=clinic)
-    t6 = t5 + mins(r.randint(105, 130))
+    t6 = t5 + minutes(r.randint(105, 130))
     e6 = ep.event(t6, [H, P], "home", say("e6", locals()), causes=[e5])
     diagnosis = b["diag"].split(",")[0]
     verdict = s.view(e6, speaker, "audio", "verdict", locals())
@@ -122,9 +122,9 @@ def fall_alert(ep: Ep) -> bool:
     t1 = ep.jitter(d, 7, 40, 58)
     e1 = ep.event(t1, [P], "garden", say("e1", locals()))
     fall = s.view(e1, hh.watch(P), "motion", "fall", locals(), place="garden")
-    opened = t1 - mins(2)
+    opened = t1 - minutes(2)
     door = s.view(e1, hh.shared("door_window_sensor"), "device_status", "door", locals(), offset=-2)
-    t2 = t1 + mins(r.randint(6, 12))
+    t2 = t1 + minutes(r.randint(6, 12))
     e2 = ep.event(t2, [P], "kitchen", say("e2", locals()), causes=[e1])
     cam = s.view(e2, hh.shared("indoor_camera"), "vision", "cam", locals())
     sp = s.view(e2, hh.first("smart_speaker", "smart_display"), "audio", "sp", locals(), offset=2)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eval.synth.episodes.base import Ep, template
-from eval.synth.episodes.views_h1 import Storyline, mins
+from eval.synth.episodes.storyline import Storyline, minutes
 from eval.synth.tables import Words, load_table
 
 TABLE = load_table("episodes/errands")
@@ -40,7 +40,7 @@ def purchase(ep: Ep) -> bool:
     agreed = say("agreed_together", locals()) if O != B else say("agreed_alone", locals())
     speaker = hh.first("smart_speaker", "smart_display")
     talk = s.view(e1, speaker, "dialogue", "talk", locals(), people=[B, O])
-    t2 = t1 + mins(r.randint(10, 30))
+    t2 = t1 + minutes(r.randint(10, 30))
     e2 = ep.event(t2, [B], "kitchen", say("e2", locals()), causes=[e1])
     delivery = ep.at(d + 3, 9)
     order = s.view(e2, hh.phone(B), "app_usage", "order", locals())
@@ -48,7 +48,7 @@ def purchase(ep: Ep) -> bool:
     e3 = ep.event(t3, [O], "front_door", say("e3", locals()), causes=[e2])
     box_word = box.split()[-1]
     drop = s.view(e3, hh.shared("doorbell_camera"), "vision", "drop", locals())
-    opened = t3 + mins(1)
+    opened = t3 + minutes(1)
     lk = s.view(e3, hh.shared("smart_lock"), "location", "lk", locals(), offset=1)
     t4 = ep.jitter(d + 3, 18, 0, 40)
     e4 = ep.event(t4, [B], "home", say("e4", locals()), causes=[e3])
@@ -81,11 +81,11 @@ def car_issue(ep: Ep) -> bool:
     e1 = ep.event(t1, [D], "car", say("e1", locals()))
     reading_value = reading.split()[-1]
     warn = s.view(e1, car, "dialogue", "warn", locals())
-    t2 = t1 + mins(r.randint(5, 14))
+    t2 = t1 + minutes(r.randint(5, 14))
     e2 = ep.event(t2, [D], garage, say("e2", locals()), causes=[e1])
     trip = s.view(e2, car, "location", "trip", locals(), draw=r)
     call = s.view(e2, hh.phone(D), "dialogue", "call", locals(), offset=8)
-    t3 = t2 + mins(r.randint(50, 75))
+    t3 = t2 + minutes(r.randint(50, 75))
     e3 = ep.event(t3, [D], garage, say("e3", locals()), causes=[e2])
     pay = s.view(e3, hh.phone(D), "app_usage", "pay", locals())
     t4 = ep.jitter(d, 18, 30, 59)

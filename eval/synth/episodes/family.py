@@ -4,7 +4,7 @@ went to the neighbours."""
 from __future__ import annotations
 
 from eval.synth.episodes.base import Ep, template
-from eval.synth.episodes.views_h2 import Questions, camera, display, minutes, speaker
+from eval.synth.episodes.storyline import Questions, camera, display, minutes, speaker
 from eval.synth.personas import Person
 from eval.synth.tables import Words, load_table
 from eval.synth.timewords import stamp

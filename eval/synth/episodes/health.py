@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eval.synth.episodes.base import Ep, template
-from eval.synth.episodes.views_h1 import Storyline, mins
+from eval.synth.episodes.storyline import Storyline, minutes
 from eval.synth.tables import Words
 from eval.synth.timewords import is_weekend, weekday
 
@@ -40,7 +40,7 @@ def fever(ep: Ep) -> bool:
     sp = s.view(e1, speaker, "audio", "sp", locals(), offset=14, people=[H, P])
     ep.world.claim("workout", P, d)
     ep.world.claim("workout", P, d + 1)
-    t2 = t1 + mins(r.randint(40, 70))
+    t2 = t1 + minutes(r.randint(40, 70))
     missed = "school" if p.kind != "adult" else "work"
     e2 = ep.event(t2, [H, P], "kitchen", say("e2", locals()), causes=[e1])
     reported_to = "the school office" if p.kind != "adult" else f"{P}'s manager"

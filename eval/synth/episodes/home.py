@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eval.synth.episodes.base import Ep, template
-from eval.synth.episodes.views_h2 import Questions, camera, display, minutes, speaker
+from eval.synth.episodes.storyline import Questions, camera, display, minutes, speaker
 from eval.synth.tables import Words, load_table
 
 W = Words("episodes/home")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eval.synth.episodes.base import Ep, template
-from eval.synth.episodes.views_h2 import Questions, display, minutes, speaker
+from eval.synth.episodes.storyline import Questions, display, minutes, speaker
 from eval.synth.personas import FEMALE, MALE
 from eval.synth.tables import Words
 from eval.synth.world import View
