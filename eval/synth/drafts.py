@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from typing import Any
 
 from eval.synth.personas import Household
 from eval.synth.tables import Words
@@ -12,6 +14,8 @@ from eval.synth.timewords import DAYS, day_label
 from eval.synth.world import CheckDraft, Obs, QuestionDraft
 
 W = Words("questions")
+
+Item = tuple[str, list[Obs], list[str]]
 
 
 def _facts(stream: list[Obs], topic: str) -> dict[str, list[Obs]]:
@@ -22,6 +26,38 @@ def _facts(stream: list[Obs], topic: str) -> dict[str, list[Obs]]:
     for obs in by_person.values():
         obs.sort(key=lambda o: (o.ts, o.key))
     return by_person
+
+
+def _enough(stream: list[Obs], topic: str, least: int) -> list[tuple[str, list[Obs]]]:
+    """`_facts` of the people with at least `least` records on `topic`."""
+    return [(person, obs) for person, obs in _facts(stream, topic).items() if len(obs) >= least]
+
+
+def _workouts(stream: list[Obs]) -> dict[str, list[Obs]]:
+    """Every record of each workout session (the watch's and the others'), by session."""
+    groups: dict[str, list[Obs]] = defaultdict(list)
+    for o in stream:
+        if o.facts.get("topic") == "workout":
+            groups[o.facts["group"]].append(o)
+    return groups
+
+
+def _weekdays(obs: list[Obs]) -> str:
+    """The records' day names: "Monday, Wednesday"."""
+    return ", ".join(map(_weekday, obs))
+
+
+def _value(o: Obs) -> Any:
+    return o.facts["value"]
+
+
+def _weekday(o: Obs) -> str:
+    return day_label(o.ts).split()[0]
+
+
+def _each(say: Words, key: str, obs: list[Obs]) -> list[Any]:
+    """Template `key` filled once per record `o`; `weekday` is the record's day name."""
+    return [say(key, o=o, weekday=_weekday(o)) for o in obs]
 
 
 def _shown(o: Obs) -> str:
@@ -35,6 +71,15 @@ def _night(o: Obs) -> str:
         if o.facts["day"] >= 0
         else say("result_2")
     )
+
+
+def _worded(
+    say: Words, key: str, ns: Mapping[str, Any], items: Sequence[Item] = (), **slots: Any
+) -> dict[str, Any]:
+    """The wording of draft `key`; `items` (one per record) come before the table's checklist."""
+    words = say(key, ns, **slots)
+    words["checklist"] = [*items, *words.get("checklist", [])]
+    return words
 
 
 def _draft(
