@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from eval.synth.drafts import (
-    Item,
-    _draft,
+    _asked,
     _each,
     _enough,
     _facts,
@@ -18,7 +17,6 @@ from eval.synth.drafts import (
     _shown,
     _value,
     _weekdays,
-    _worded,
     _workouts,
 )
 from eval.synth.episodes import WorldState
@@ -40,20 +38,11 @@ def aggregation_drafts(
     out: list[QuestionDraft] = []
 
     def ask(
-        key: str,
-        topic: str,
-        person: str,
-        ns: Mapping[str, Any],
-        asker: str = "",
-        items: list[Item] | None = None,
-        **slots: Any,
+        key: str, topic: str, person: str, ns: Mapping[str, Any], asker: str = "", **slots: Any
     ) -> None:
         """Draft `key` about `person`, asked by `asker` or else by someone else at home."""
         asker = asker or _other(hh, rng, person)
-        words = _worded(say, key, ns, items or [], **slots)
-        out.append(
-            _draft("user_aggregation", asker, **words, topic=topic, subject=person, origin=key)
-        )
+        out.append(_asked("user_aggregation", asker, say, key, topic, person, ns, **slots))
 
     for person, obs in _enough(stream, "sleep", 5):
         lo, hi = min(obs, key=_value), max(obs, key=_value)
@@ -77,20 +66,14 @@ def aggregation_drafts(
             each = _each(say, "agg_workout_each", prim)
             listing = "; ".join(e["join"] for e in each)
             items = [
-                (e["item"], groups[o.facts["group"]], [str(_value(o))]) for e, o in zip(each, prim)
+                (e["item"], groups[o.facts["group"]], [e["anchor"]]) for e, o in zip(each, prim)
             ]
             ask("agg_workout", "workout", person, locals(), items=items, refs=[[longest]])
     for person, obs in _enough(stream, "screen_time", 5):
         top = max(obs, key=_value)
         total = sum(map(_value, obs))
-        ask(
-            "agg_screen",
-            "screen_time",
-            person,
-            locals(),
-            shown=_shown(top),
-            refs=[[top], [top], obs],
-        )
+        shown = _shown(top)
+        ask("agg_screen", "screen_time", person, locals(), refs=[[top], [top], obs])
     for person, obs in _enough(stream, "gaming", 2):
         latest = max(obs, key=lambda o: o.facts["end"])
         joined = ", ".join(_each(say, "agg_gaming_each", obs))
@@ -114,7 +97,7 @@ def aggregation_drafts(
         each = _each(say, "agg_weight_each", obs)
         joined = ", ".join(e["join"] for e in each)
         change = _value(obs[-1]) - _value(obs[0])
-        items = [(e["item"], [o], [f"{_value(o):.1f}"]) for e, o in zip(each, obs)]
+        items = [(e["item"], [o], [e["anchor"]]) for e, o in zip(each, obs)]
         ask("agg_weight", "weight", person, locals(), items=items)
     for person, obs in _enough(stream, "laptop_work", 3):
         total = sum(map(_value, obs))

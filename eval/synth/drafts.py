@@ -56,8 +56,9 @@ def _weekday(o: Obs) -> str:
 
 
 def _each(say: Words, key: str, obs: list[Obs]) -> list[Any]:
-    """Template `key` filled once per record `o`; `weekday` is the record's day name."""
-    return [say(key, o=o, weekday=_weekday(o)) for o in obs]
+    """Template `key` filled once per record `o`, with its day's name `weekday` and the
+    figure its text `shown`."""
+    return [say(key, o=o, weekday=_weekday(o), shown=_shown(o)) for o in obs]
 
 
 def _shown(o: Obs) -> str:
@@ -73,13 +74,25 @@ def _night(o: Obs) -> str:
     )
 
 
-def _worded(
-    say: Words, key: str, ns: Mapping[str, Any], items: Sequence[Item] = (), **slots: Any
-) -> dict[str, Any]:
-    """The wording of draft `key`; `items` (one per record) come before the table's checklist."""
+def _asked(
+    category: str,
+    asker: str,
+    say: Words,
+    key: str,
+    topic: str,
+    person: str,
+    ns: Mapping[str, Any],
+    items: Sequence[Item] = (),
+    moments: dict | None = None,
+    delay: tuple[float, float] = (2.0, 30.0),
+    **slots: Any,
+) -> QuestionDraft:
+    """Draft `key` about `person`, worded by `say(key, ns, **slots)`; `items` (one per
+    record) come before the table's checklist."""
     words = say(key, ns, **slots)
     words["checklist"] = [*items, *words.get("checklist", [])]
-    return words
+    words.update(topic=topic, subject=person, origin=key, moments=moments, delay=delay)
+    return _draft(category, asker, **words)
 
 
 def _draft(
@@ -87,7 +100,7 @@ def _draft(
     asker: str,
     texts: list[str],
     answer: str,
-    checklist: list[tuple[str, list[Obs], list[str]]],
+    checklist: list[Item],
     topic: str,
     subject: str,
     origin: str,
