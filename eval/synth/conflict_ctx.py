@@ -39,11 +39,8 @@ class Ctx:
         return day
 
     def asker(self, *exclude: str) -> str:
-        pool = [
-            p.name
-            for p in self.hh.people
-            if p.kind in ("adult", "elder", "carer", "teen") and p.name not in exclude
-        ]
+        kinds = ("adult", "elder", "carer", "teen")
+        pool = [p.name for p in self.hh.people if p.kind in kinds and p.name not in exclude]
         return self.r.choice(pool or [self.hh.people[0].name])
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from eval.synth.personas import Household
 from eval.synth.tables import Words
-from eval.synth.timewords import DAYS, day_label
+from eval.synth.timewords import DAYS, day_label, weekday
 from eval.synth.world import CheckDraft, Obs, QuestionDraft
 
 W = Words("questions")
@@ -44,21 +44,17 @@ def _workouts(stream: list[Obs]) -> dict[str, list[Obs]]:
 
 def _weekdays(obs: list[Obs]) -> str:
     """The records' day names: "Monday, Wednesday"."""
-    return ", ".join(map(_weekday, obs))
+    return ", ".join(weekday(o.ts) for o in obs)
 
 
 def _value(o: Obs) -> Any:
     return o.facts["value"]
 
 
-def _weekday(o: Obs) -> str:
-    return day_label(o.ts).split()[0]
-
-
 def _each(say: Words, key: str, obs: list[Obs]) -> list[Any]:
     """Template `key` filled once per record `o`, with its day's name `weekday` and the
     figure its text `shown`."""
-    return [say(key, o=o, weekday=_weekday(o), shown=_shown(o)) for o in obs]
+    return [say(key, o=o, weekday=weekday(o.ts), shown=_shown(o)) for o in obs]
 
 
 def _shown(o: Obs) -> str:
@@ -66,12 +62,11 @@ def _shown(o: Obs) -> str:
 
 
 def _night(o: Obs) -> str:
-    say = W.at("night")
-    return (
-        say("result", DAYS_day=day_label(DAYS[0] + timedelta(days=o.facts["day"])))
-        if o.facts["day"] >= 0
-        else say("result_2")
-    )
+    """The night a sleep record covers, by the day it began (-1: the night before the week)."""
+    day = o.facts["day"]
+    if day < 0:
+        return W("night.before_week")
+    return W("night.of", day=day_label(DAYS[0] + timedelta(days=day)))
 
 
 def _asked(
@@ -122,9 +117,7 @@ def _draft(
 
 
 def _other(hh: Household, rng: random.Random, person: str) -> str:
-    pool = [
-        p.name
-        for p in hh.people
-        if p.name != person and p.kind in ("adult", "elder", "carer", "teen")
-    ]
+    """Someone at home other than `person` who might ask about them."""
+    kinds = ("adult", "elder", "carer", "teen")
+    pool = [p.name for p in hh.people if p.name != person and p.kind in kinds]
     return rng.choice(pool or [person])
