@@ -8,11 +8,8 @@ from eval.synth.tables import Words, load_table
 from eval.synth.timewords import at, clock
 from eval.synth.world import QuestionDraft
 
-TABLE = load_table("conflicts")
 W = Words("conflicts")
-
-
-STOCK = TABLE["STOCK"]
+STOCK = load_table("conflicts")["STOCK"]  # (item, as the fridge photo shows it, how it is used up)
 
 
 def fridge_stock(ctx: Ctx, p: Person) -> QuestionDraft | None:
