@@ -18,7 +18,7 @@ from eval.synth.emit import Emitter
 from eval.synth.errors import SynthesisError
 from eval.synth.personas import Household
 from eval.synth.tables import load_table
-from eval.synth.timewords import at
+from eval.synth.timewords import DAYS, at
 from eval.synth.world import Obs, Question
 
 TABLE = load_table("adversarial")
@@ -33,17 +33,12 @@ TOPIC_FAMILY = TABLE["TOPIC_FAMILY"]
 
 
 def _device(hh: Household, spec: str, p: str, o: str) -> str | None:
+    """`kind` is a shared device type; `kind:p` / `kind:o` the subject's / the other person's
+    own device, found by the `Household` method of that name (watch, phone, laptop, car)."""
     kind, _, who = spec.partition(":")
-    name = p if who == "p" else o
-    if who:
-        return {
-            "watch": hh.watch,
-            "phone": hh.phone,
-            "laptop": hh.laptop,
-            "car": hh.car,
-            "tablet": hh.tablet,
-        }[kind](name)
-    return hh.shared(kind)
+    if not who:
+        return hh.shared(kind)
+    return getattr(hh, kind)(p if who == "p" else o)
 
 
 def inject(
@@ -52,15 +47,12 @@ def inject(
     """1-3 distractors per question; returns the new observations (source `adversarial`)."""
     em = Emitter(hh, rng, "adversarial", f"{hh.scenario_id}_A")
     taken = {(o.device, o.ts) for o in obs.values()}
-    residents = [p for p in hh.people]
+    people = hh.people
     for q in questions:
         family = DECOYS[TOPIC_FAMILY.get(q.topic, "social")]
-        subject = (
-            q.subject if q.subject in {p.name for p in residents} else rng.choice(residents).name
-        )
-        others = [p.name for p in residents if p.name != subject] or [subject]
-        ev_days = sorted({obs[k].ts.date() for k in q.evidence})
-        ev_idx = sorted({(d - at(0, 0).date()).days for d in ev_days})
+        subject = q.subject if q.subject in {p.name for p in people} else rng.choice(people).name
+        others = [p.name for p in people if p.name != subject] or [subject]
+        ev_idx = sorted({(obs[k].ts.date() - DAYS[0]).days for k in q.evidence})
         free_days = [d for d in range(7) if d not in ev_idx]
         made = 0
         wanted = rng.choice([1, 2, 2, 3, 3, 3])
@@ -72,19 +64,14 @@ def inject(
             device = _device(hh, spec, subject, o)
             if device is None:
                 continue
-            if who == "p":
-                if not free_days:
-                    continue  # the subject on an evidence day would not be a near miss
-                day = rng.choice(free_days)
-            else:
-                if o == subject:
-                    continue
-                day = rng.choice(ev_idx)
-            person = subject if who == "p" else o
-            pr = hh.person(person).pron
-            texts = [
-                c.format(p=subject, o=o, he=pr["he"], him=pr["him"], his=pr["his"]) for c in clauses
-            ]
+            if who == "p" and not free_days:
+                continue  # the subject on an evidence day would not be a near miss
+            if who != "p" and o == subject:
+                continue
+            person, days = (subject, free_days) if who == "p" else (o, ev_idx)
+            day = rng.choice(days)
+            pr = hh.person(person).pron  # {he}, {him}, {his}
+            texts = [c.format(p=subject, o=o, **pr) for c in clauses]
             ts = _free_time(day, device, taken, rng, q.time)
             if ts is None:
                 continue
@@ -111,42 +98,38 @@ def _free_time(
 def finalize_ids(scenario_id: str, stream: list[Obs], questions: list[Question]) -> dict[str, str]:
     """Reorder by time, assign `<scenario>_E<nnnn>` ids, remap every reference, and prove the
     gold evidence and answers survived unchanged. Returns the old->new id map."""
+
+    def fail(problem: str) -> None:
+        raise SynthesisError("adversarial", scenario_id, problem)
+
+    def gold(q: Question, by_key: dict[str, Obs]) -> tuple:
+        """What must survive: the evidence (in any order), the answer, each item's evidence."""
+        evidence = sorted(_content(by_key[k]) for k in q.evidence)
+        return evidence, q.answer, [[_content(by_key[k]) for k in keys] for _, keys in q.checklist]
+
     old = stream_by_key(stream)
-    before = {
-        q.qid: (
-            [_content(old[k]) for k in q.evidence],
-            q.answer,
-            [[_content(old[k]) for k in keys] for _, keys in q.checklist],
-        )
-        for q in questions
-    }
+    before = {q.qid: gold(q, old) for q in questions}
     stream.sort(key=lambda o: (o.ts, o.device, o.key))
     mapping = {o.key: f"{scenario_id}_E{n:04d}" for n, o in enumerate(stream, start=1)}
     for o in stream:
         o.key = mapping[o.key]
     for q in questions:
-        q.evidence = sorted((mapping[k] for k in q.evidence), key=lambda k: k)
+        q.evidence = sorted(mapping[k] for k in q.evidence)
         q.checklist = [(item, [mapping[k] for k in keys]) for item, keys in q.checklist]
     by_key = stream_by_key(stream)
     qids = {q.qid for q in questions}
     for q in questions:
         ev, answer, items = before[q.qid]
-        now_ev = [_content(by_key[k]) for k in q.evidence]
-        if sorted(now_ev) != sorted(ev) or answer != q.answer:
-            raise SynthesisError(
-                "adversarial", scenario_id, f"{q.qid}: gold evidence changed by remapping"
-            )
-        if [[_content(by_key[k]) for k in keys] for _, keys in q.checklist] != items:
-            raise SynthesisError("adversarial", scenario_id, f"{q.qid}: checklist evidence changed")
+        now_ev, now_answer, now_items = gold(q, by_key)
+        if now_ev != ev or now_answer != answer:
+            fail(f"{q.qid}: gold evidence changed by remapping")
+        if now_items != items:
+            fail(f"{q.qid}: checklist evidence changed")
         if any(by_key[k].source == "adversarial" for k in q.evidence):
-            raise SynthesisError(
-                "adversarial", scenario_id, f"{q.qid}: a distractor became evidence"
-            )
+            fail(f"{q.qid}: a distractor became evidence")
     for o in stream:
         if o.source == "adversarial" and o.target_question not in qids:
-            raise SynthesisError(
-                "adversarial", scenario_id, f"{o.key} targets unknown {o.target_question}"
-            )
+            fail(f"{o.key} targets unknown {o.target_question}")
     return mapping
 
 

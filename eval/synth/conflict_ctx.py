@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
 
 from eval.synth.emit import Emitter
 from eval.synth.episodes import WorldState
 from eval.synth.episodes.base import canonical_label
 from eval.synth.personas import Household
 from eval.synth.world import CheckDraft, Obs, QuestionDraft
+
+
+def later(t: datetime, minutes: int) -> datetime:
+    """`minutes` after `t` (before it when negative)."""
+    return t + timedelta(minutes=minutes)
 
 
 class Ctx:
@@ -20,16 +28,19 @@ class Ctx:
     def label(self, device: str) -> str:
         return canonical_label(self.hh.device(device))
 
-    def free_day(self, topic: str, person: str, days: list[int]) -> int | None:
+    def take_day(self, topic: str, person: str, days: Iterable[int], ready: Any) -> int | None:
+        """A day of `days` whose `topic` slot is free, claimed for the conflict; None unless
+        the builder is `ready` (truthy). The day is drawn either way."""
         free = [d for d in days if not self.world.is_claimed(topic, person, d)]
-        return self.r.choice(free) if free else None
+        day = self.r.choice(free) if free else None
+        if not ready or day is None:
+            return None
+        self.world.claim(topic, person, day)
+        return day
 
     def asker(self, *exclude: str) -> str:
-        pool = [
-            p.name
-            for p in self.hh.people
-            if p.kind in ("adult", "elder", "carer", "teen") and p.name not in exclude
-        ]
+        kinds = ("adult", "elder", "carer", "teen")
+        pool = [p.name for p in self.hh.people if p.kind in kinds and p.name not in exclude]
         return self.r.choice(pool or [self.hh.people[0].name])
 
 
@@ -51,16 +62,13 @@ def _draft(
     if not support:
         return None
     ctx.world.conflicted.add((topic, person))
+    claims = [CheckDraft(item, list(refs), list(anchors)) for item, refs, anchors in (a, b)]
     return QuestionDraft(
         category="conflict",
         asker=asker or ctx.asker(person),
         texts=texts,
         answer=answer,
-        checklist=[
-            CheckDraft(a[0], list(a[1]), list(a[2])),
-            CheckDraft(b[0], list(b[1]), list(b[2])),
-            CheckDraft(verdict[0], support, []),
-        ],
+        checklist=[*claims, CheckDraft(verdict[0], support, [])],
         topic=topic,
         subject=person,
         moments=moments,

@@ -10,6 +10,7 @@ states both claims and which one the rest of the evidence backs. The builders ar
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 
 from eval.synth.conflict_ctx import Ctx
@@ -44,18 +45,18 @@ def paired_conflicts(
     drafts: list[QuestionDraft] = []
     attempts = [(kind, fn, p) for kind, fn in BUILDERS for p in hh.residents]
     rng.shuffle(attempts)
-    used_kinds: dict[str, int] = {}
-    used_people: dict[str, int] = {}
+    used_kinds: Counter[str] = Counter()
+    used_people: Counter[str] = Counter()
     repeatable = {"sleep", "steps"}  # person-specific enough to appear twice in one household
     while attempts and len(drafts) < target:
-        attempts.sort(key=lambda a: (used_kinds.get(a[0], 0), used_people.get(a[2].name, 0)))
+        attempts.sort(key=lambda a: (used_kinds[a[0]], used_people[a[2].name]))
         kind, fn, person = attempts.pop(0)
-        if used_kinds.get(kind, 0) >= (2 if kind in repeatable else 1):
+        if used_kinds[kind] >= (2 if kind in repeatable else 1):
             continue
         draft = fn(ctx, person)
         if draft is None:
             continue
-        used_kinds[kind] = used_kinds.get(kind, 0) + 1
-        used_people[person.name] = used_people.get(person.name, 0) + 1
+        used_kinds[kind] += 1
+        used_people[person.name] += 1
         drafts.append(draft)
     return ctx.conflict.items + ctx.support.items, drafts

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from eval.synth.conflict_ctx import Ctx, _draft
+from eval.synth.conflict_ctx import Ctx, _draft, later
 from eval.synth.personas import Person, usual_weight
 from eval.synth.phrasing import duration
 from eval.synth.tables import Words
-from eval.synth.timewords import at, clock, day_label, is_weekend
+from eval.synth.timewords import at, day_label, is_weekend, weekday
 from eval.synth.world import QuestionDraft
 
 W = Words("conflicts")
@@ -17,11 +15,10 @@ W = Words("conflicts")
 def sleep_apps(ctx: Ctx, p: Person) -> QuestionDraft | None:
     say = W.at("sleep_apps")
     hh, r, P = ctx.hh, ctx.r, p.name
-    watch, phone = hh.watch(P), hh.phone(P)
-    night = ctx.free_day("sleep", P, [0, 1, 2, 3, 4, 5])
-    if not (watch and phone and hh.shared("motion_sensor")) or night is None:
+    watch, phone, hall = hh.watch(P), hh.phone(P), hh.shared("motion_sensor")
+    night = ctx.take_day("sleep", P, range(6), watch and phone and hall)
+    if night is None:
         return None
-    ctx.world.claim("sleep", P, night)
     ctx.world.claim("night_motion", "household", night)
     wake = at(night + 1, 0, p.wake[1 if is_weekend(night + 1) else 0] + r.randint(-5, 10))
     true_min = r.randint(330, 380)
@@ -29,113 +26,55 @@ def sleep_apps(ctx: Ctx, p: Person) -> QuestionDraft | None:
     up = at(night + 1, 2, r.randint(5, 25))
     gap = r.randint(34, 48)
     ws, ps = duration(true_min, r), duration(app_min, r)
+    light_on, in_hall, light_minutes = later(up, 1), later(up, 2), gap - 2
+    facts = {"topic": "sleep", "person": P, "day": night, "value": true_min, "conflict": True}
     a = ctx.conflict.emit(
-        wake,
-        watch,
-        "health",
-        **say("a", locals()),
-        people=[P],
-        place="bedroom",
-        facts={"topic": "sleep", "person": P, "day": night, "value": true_min, "conflict": True},
+        wake, watch, "health", **say("a", locals()), people=[P], place="bedroom", facts=facts
     )
     b = ctx.conflict.emit(
-        wake + timedelta(minutes=2),
-        phone,
-        "app_usage",
-        **say("b", locals()),
-        people=[P],
-        place="bedroom",
+        later(wake, 2), phone, "app_usage", **say("b", locals()), people=[P], place="bedroom"
     )
-    s1 = ctx.support.emit(
-        up + timedelta(minutes=2),
-        hh.shared("motion_sensor"),
-        "motion",
-        **say("s1", up_clock=clock(up + timedelta(minutes=2))),
-        people=[P],
-    )
-    s2 = ctx.support.emit(
-        up + timedelta(minutes=9),
-        hh.shared("smart_speaker"),
-        "audio",
-        **say("s2", locals()),
-        people=[P],
-    )
-    s3 = ctx.support.emit(
-        up + timedelta(minutes=1),
-        hh.shared("smart_light"),
-        "device_status",
-        **say("s3", up_clock=clock(up + timedelta(minutes=1)), gap_minus=gap - 2),
-    )
-    s4 = ctx.support.emit(
-        wake + timedelta(minutes=r.randint(30, 60)),
-        hh.first("smart_display", "smart_speaker"),
-        "dialogue",
-        **say("s4", locals()),
-        people=[P],
-    )
-    when = "night"
-    return _draft(
-        ctx,
-        "sleep",
-        P,
-        **say("question", locals(), label=ctx.label(watch), refs=[[a], [b], [s1, s2, s3, s4]]),
-        moments={when: up},
-    )
+    s1 = ctx.support.emit(in_hall, hall, "motion", **say("s1", locals()), people=[P])
+    speaker = hh.shared("smart_speaker")
+    s2 = ctx.support.emit(later(up, 9), speaker, "audio", **say("s2", locals()), people=[P])
+    light = hh.shared("smart_light")
+    s3 = ctx.support.emit(light_on, light, "device_status", **say("s3", locals()))
+    talker = hh.first("smart_display", "smart_speaker")
+    told = later(wake, r.randint(30, 60))
+    s4 = ctx.support.emit(told, talker, "dialogue", **say("s4", locals()), people=[P])
+    label = ctx.label(watch)
+    words = say("question", locals(), refs=[[a], [b], [s1, s2, s3, s4]])
+    return _draft(ctx, "sleep", P, **words, moments={"night": up})
 
 
 def steps(ctx: Ctx, p: Person) -> QuestionDraft | None:
     say = W.at("steps")
     hh, r, P = ctx.hh, ctx.r, p.name
-    watch, phone = hh.watch(P), hh.phone(P)
-    day = ctx.free_day("steps", P, [0, 1, 2, 3, 4, 5, 6])
-    if not (watch and phone) or day is None:
+    watch, phone, door = hh.watch(P), hh.phone(P), hh.shared("doorbell_camera")
+    day = ctx.take_day("steps", P, range(7), watch and phone)
+    if day is None:
         return None
-    ctx.world.claim("steps", P, day)
     true, app = r.randint(10800, 13900), r.randint(3900, 5600)
     walk = at(day, 18, r.randint(0, 30))
     wlen = r.randint(55, 75)
+    walk_end = later(walk, wlen)
+    facts = {"topic": "steps", "person": P, "day": day, "value": true, "conflict": True}
+    watch_synced = at(day, 21, r.randint(30, 50))
     a = ctx.conflict.emit(
-        at(day, 21, r.randint(30, 50)),
-        watch,
-        "motion",
-        **say("a", locals()),
-        people=[P],
-        place="home",
-        facts={"topic": "steps", "person": P, "day": day, "value": true, "conflict": True},
+        watch_synced, watch, "motion", **say("a", locals()), people=[P], place="home", facts=facts
     )
+    app_synced = at(day, 21, r.randint(51, 58))
     b = ctx.conflict.emit(
-        at(day, 21, r.randint(51, 58)),
-        phone,
-        "app_usage",
-        **say("b", locals()),
-        people=[P],
-        place="home",
+        app_synced, phone, "app_usage", **say("b", locals()), people=[P], place="home"
     )
-    s1 = ctx.support.emit(
-        walk, hh.shared("doorbell_camera"), "vision", **say("s1", locals()), people=[P]
-    )
+    s1 = ctx.support.emit(walk, door, "vision", **say("s1", locals()), people=[P])
     s2 = ctx.support.emit(
-        walk + timedelta(minutes=wlen // 2),
-        phone,
-        "location",
-        **say("s2", locals(), walk_clock=clock(walk + timedelta(minutes=wlen))),
-        people=[P],
-        place="home",
+        later(walk, wlen // 2), phone, "location", **say("s2", locals()), people=[P], place="home"
     )
-    s3 = ctx.support.emit(
-        walk + timedelta(minutes=wlen),
-        hh.shared("doorbell_camera"),
-        "vision",
-        **say("s3", locals()),
-        people=[P],
-    )
-    return _draft(
-        ctx,
-        "steps",
-        P,
-        **say("question", locals(), label=ctx.label(watch), refs=[[a], [b], [s1, s2, s3]]),
-        moments={"day": walk},
-    )
+    s3 = ctx.support.emit(walk_end, door, "vision", **say("s3", locals()), people=[P])
+    label = ctx.label(watch)
+    words = say("question", locals(), refs=[[a], [b], [s1, s2, s3]])
+    return _draft(ctx, "steps", P, **words, moments={"day": walk})
 
 
 def weight(ctx: Ctx, p: Person) -> QuestionDraft | None:
@@ -152,34 +91,19 @@ def weight(ctx: Ctx, p: Person) -> QuestionDraft | None:
     for d, kg in zip(days, readings):
         ctx.world.claim("weight", P, d)
         em = ctx.conflict if d == days[-1] else ctx.support
-        obs.append(
-            em.emit(
-                at(d, 7, r.randint(0, 40)),
-                scale,
-                "health",
-                **say("scale_health", locals(), v=r.randint(190, 300) / 10),
-                people=[P],
-                facts={"topic": "weight", "person": P, "day": d, "value": kg},
-            )
-        )
+        weighed = at(d, 7, r.randint(0, 40))
+        fat = r.randint(190, 300) / 10
+        facts = {"topic": "weight", "person": P, "day": d, "value": kg}
+        words = say("scale_health", locals())
+        obs.append(em.emit(weighed, scale, "health", **words, people=[P], facts=facts))
     claimed = round(base - r.randint(30, 45) / 10, 0)
-    b = ctx.conflict.emit(
-        at(days[-1], 19, r.randint(0, 50)), talker, "dialogue", **say("b", locals()), people=[P]
-    )
-    return _draft(
-        ctx,
-        "weight",
-        P,
-        **say(
-            "question",
-            locals(),
-            readings_i=readings[-1],
-            alt=day_label(obs[-1].ts) if obs[-1] else "",
-            joined=", ".join(f"{k:.1f}" for k in readings[:-1]),
-            refs=[[obs[-1]], [b], obs[:-1]],
-        ),
-        moments={"day": obs[-1].ts if obs[-1] else at(0, 0)},
-    )
+    said = at(days[-1], 19, r.randint(0, 50))
+    b = ctx.conflict.emit(said, talker, "dialogue", **say("b", locals()), people=[P])
+    last, latest = obs[-1], readings[-1]
+    last_day = day_label(last.ts) if last else ""
+    joined = ", ".join(f"{k:.1f}" for k in readings[:-1])
+    words = say("question", locals(), refs=[[last], [b], obs[:-1]])
+    return _draft(ctx, "weight", P, **words, moments={"day": last.ts if last else at(0, 0)})
 
 
 def medication(ctx: Ctx, p: Person) -> QuestionDraft | None:
@@ -188,94 +112,47 @@ def medication(ctx: Ctx, p: Person) -> QuestionDraft | None:
     cam = hh.shared("indoor_camera")
     talker = hh.first("smart_display", "smart_speaker")
     carer = next((q.name for q in hh.people if q.kind == "carer"), None)
-    day = ctx.free_day("medication", P, [0, 1, 2, 3, 4])
-    if not (cam and talker and carer) or day is None or p.kind != "elder":
+    day = ctx.take_day("medication", P, range(5), cam and talker and carer and p.kind == "elder")
+    if day is None:
         return None
-    ctx.world.claim("medication", P, day)
-    s1 = ctx.support.emit(
-        at(day, 8, r.randint(0, 10)), talker, "dialogue", **say("s1", locals()), people=[P]
-    )
-    wd = day_label(at(day, 0)).split()[0]
+    reminded = at(day, 8, r.randint(0, 10))
+    s1 = ctx.support.emit(reminded, talker, "dialogue", **say("s1", locals()), people=[P])
+    wd = weekday(at(day, 0))
     a = ctx.conflict.emit(at(day, 11, r.randint(20, 40)), cam, "vision", **say("a", locals()))
-    b = ctx.conflict.emit(
-        at(day, 11, r.randint(45, 58)),
-        hh.shared("smart_speaker") or talker,
-        "dialogue",
-        **say("b", locals()),
-        people=[P, carer],
-    )
-    s2 = ctx.support.emit(
-        at(day, 12, r.randint(20, 40)),
-        hh.phone(carer) or talker,
-        "dialogue",
-        **say("s2", locals()),
-        people=[carer, P],
-    )
-    return _draft(
-        ctx,
-        "medication",
-        P,
-        **say("question", locals(), refs=[[a], [b], [s1, s2]]),
-        moments={"day": at(day, 11)},
-        asker=carer,
-    )
+    speaker = hh.shared("smart_speaker") or talker
+    said = at(day, 11, r.randint(45, 58))
+    b = ctx.conflict.emit(said, speaker, "dialogue", **say("b", locals()), people=[P, carer])
+    noted, carer_phone = at(day, 12, r.randint(20, 40)), hh.phone(carer) or talker
+    s2 = ctx.support.emit(noted, carer_phone, "dialogue", **say("s2", locals()), people=[carer, P])
+    words = say("question", locals(), refs=[[a], [b], [s1, s2]])
+    return _draft(ctx, "medication", P, **words, moments={"day": at(day, 11)}, asker=carer)
 
 
 def workout_length(ctx: Ctx, p: Person) -> QuestionDraft | None:
     say = W.at("workout_length")
     hh, r, P = ctx.hh, ctx.r, p.name
     watch, phone, door = hh.watch(P), hh.phone(P), hh.shared("doorbell_camera")
-    day = ctx.free_day("workout", P, [0, 1, 2, 3, 4, 5, 6])
-    if not (watch and phone and door) or day is None or p.kind not in ("adult", "teen"):
+    ready = watch and phone and door and p.kind in ("adult", "teen")
+    day = ctx.take_day("workout", P, range(7), ready)
+    if day is None:
         return None
-    ctx.world.claim("workout", P, day)
     start = at(day, 18 if day < 5 else 9, r.randint(0, 40))
     true = r.randint(28, 36)
     app = true + r.randint(13, 22)
     km = round(true / r.uniform(5.3, 6.2), 1)
-    s1 = ctx.support.emit(
-        start - timedelta(minutes=1),
-        door,
-        "vision",
-        **say("s1", locals(), start_clock=clock(start - timedelta(minutes=1))),
-        people=[P],
-    )
-    back = start + timedelta(minutes=true + 1)
+    left, stopped, back = later(start, -1), later(start, true), later(start, true + 1)
+    unlocked, apart = later(back, 2), true + 2
+    s1 = ctx.support.emit(left, door, "vision", **say("s1", locals()), people=[P])
     s2 = ctx.support.emit(back, door, "vision", **say("s2", locals()), people=[P])
+    facts, park = {"topic": "workout_conflict", "person": P, "day": day}, hh.places["park"]
     a = ctx.conflict.emit(
-        start + timedelta(minutes=true),
-        watch,
-        "motion",
-        **say("a", locals(), start_clock=clock(start + timedelta(minutes=true))),
-        people=[P],
-        place=hh.places["park"],
-        facts={"topic": "workout_conflict", "person": P, "day": day},
+        stopped, watch, "motion", **say("a", locals()), people=[P], place=park, facts=facts
     )
-    s3 = ctx.support.emit(
-        back + timedelta(minutes=2),
-        hh.shared("smart_lock"),
-        "location",
-        **say("s3", locals(), back_clock=clock(back + timedelta(minutes=2))),
-        people=[P],
-    )
+    lock = hh.shared("smart_lock")
+    s3 = ctx.support.emit(unlocked, lock, "location", **say("s3", locals()), people=[P])
     b = ctx.conflict.emit(
-        start + timedelta(minutes=app),
-        phone,
-        "app_usage",
-        **say("b", locals()),
-        people=[P],
-        place="home",
+        later(start, app), phone, "app_usage", **say("b", locals()), people=[P], place="home"
     )
-    return _draft(
-        ctx,
-        "workout",
-        P,
-        **say(
-            "question",
-            locals(),
-            label=ctx.label(watch),
-            true_plus=true + 2,
-            refs=[[a], [b], [s1, s2, s3]],
-        ),
-        moments={"day": start},
-    )
+    label = ctx.label(watch)
+    words = say("question", locals(), refs=[[a], [b], [s1, s2, s3]])
+    return _draft(ctx, "workout", P, **words, moments={"day": start})

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any
 
-from eval.synth.aggregation import aggregation_drafts  # noqa: F401  (re-exported)
-from eval.synth.drafts import _draft, _facts, _shown
+from eval.synth.drafts import _asked, _each, _enough, _facts, _shown, _value, _workouts
 from eval.synth.episodes import WorldState
 from eval.synth.personas import Household
 from eval.synth.phrasing import hours_minutes
 from eval.synth.tables import Words
-from eval.synth.timewords import day_label
 from eval.synth.world import Obs, QuestionDraft
 
 W = Words("questions")
+
+# Hours between the last record a question rests on and its asking, where not (2, 30).
+DELAYS = {
+    "fp_workout": (1.0, 20.0),
+    "fp_day": (2.0, 40.0),
+    "fp_sleep": (4.0, 30.0),
+    "fp_screen": (2.0, 20.0),
+}
 
 
 def first_person_drafts(
@@ -25,12 +33,23 @@ def first_person_drafts(
     for different askers."""
     say = W.at("first_person_drafts")
     out: list[QuestionDraft] = []
-    groups: dict[str, list[Obs]] = defaultdict(list)
-    for o in stream:
-        if o.facts.get("topic") == "workout":
-            groups[o.facts["group"]].append(o)
+
+    def ask(key: str, topic: str, person: str, ns: Mapping[str, Any], **slots: Any) -> None:
+        """Draft `key`, asked by `person` about `person`."""
+        delay = DELAYS.get(key, (2.0, 30.0))
+        out.append(_asked("user_query", person, say, key, topic, person, ns, delay=delay, **slots))
+
+    def listing(
+        key: str, topic: str, person: str, obs: list[Obs], ns: Mapping | None = None, **slots: Any
+    ) -> None:
+        """An answer listing the records, each worded by `<key>_each` (`join`, `item`, `anchor`)."""
+        each = _each(say, f"{key}_each", obs)
+        items = [(e["item"], [o], [e["anchor"]]) for e, o in zip(each, obs)]
+        joined = "; ".join(e["join"] for e in each)
+        ask(key, topic, person, ns or {}, items=items, joined=joined, **slots)
+
     by_kind: dict[tuple[str, str], list[list[Obs]]] = defaultdict(list)
-    for group in groups.values():
+    for group in _workouts(stream).values():
         prim = next((o for o in group if o.facts.get("primary")), None)
         if prim:
             by_kind[(prim.facts["person"], prim.facts["kind"])].append(
@@ -40,21 +59,10 @@ def first_person_drafts(
         if len(sessions) < 2 or hh.phone(person) is None:
             continue  # the heart rates the answer compares come from the phone's fitness app
         a, b = sessions[-2], sessions[-1]
-        pa = next(o for o in a if o.facts.get("primary"))
-        pb = next(o for o in b if o.facts.get("primary"))
+        pa, pb = (next(o for o in s if o.facts.get("primary")) for s in (a, b))
         noun = pa.facts["noun"]
-        out.append(
-            _draft(
-                "user_query",
-                person,
-                **say("fp_workout", locals(), refs=[a, b]),
-                topic="workout",
-                subject=person,
-                origin="fp_workout",
-                moments={"a": pa.ts, "b": pb.ts},
-                delay=(1.0, 20.0),
-            )
-        )
+        moments = {"a": pa.ts, "b": pb.ts}
+        ask("fp_workout", "workout", person, locals(), moments=moments, refs=[a, b])
     days: dict[tuple[str, int], list[Obs]] = defaultdict(list)
     for o in stream:
         if o.facts.get("topic") in ("departure", "arrival", "day_out"):
@@ -76,179 +84,40 @@ def first_person_drafts(
         obs.sort(key=lambda o: o.ts)
         dep = next(o for o in obs if o.facts["topic"] == "departure")
         arr = next(o for o in obs if o.facts["topic"] == "arrival")
-        steps = [o.facts["what"] for o in obs if o.facts["topic"] == "day_out"]
-        out.append(
-            _draft(
-                "user_query",
-                person,
-                **say(
-                    "fp_day",
-                    locals(),
-                    joined=", then ".join(steps),
-                    refs=[
-                        [dep]
-                        + [
-                            o for o in obs if o.ts <= dep.ts + timedelta(minutes=2) and o is not dep
-                        ],
-                        [
-                            o
-                            for o in obs
-                            if dep.ts + timedelta(minutes=2) < o.ts < arr.ts - timedelta(minutes=5)
-                        ],
-                        [arr]
-                        + [
-                            o for o in obs if o.ts >= arr.ts - timedelta(minutes=5) and o is not arr
-                        ],
-                    ],
-                ),
-                topic="day_out",
-                subject=person,
-                origin="fp_day",
-                moments={"d": dep.ts},
-                delay=(2.0, 40.0),
-            )
-        )
-    for person, obs in _facts(stream, "resting_hr").items():
-        if len(obs) >= 3:
-            out.append(
-                _draft(
-                    "user_query",
-                    person,
-                    **say("fp_resting_hr", joined="; ".join(say("join", o=o) for o in obs)),
-                    checklist=[(say("draft", o=o), [o], [str(o.facts["value"])]) for o in obs],
-                    topic="resting_hr",
-                    subject=person,
-                    origin="fp_resting_hr",
-                    delay=(2.0, 30.0),
-                )
-            )
-    for person, obs in _facts(stream, "laptop_work").items():
-        if len(obs) >= 3:
-            total = sum(o.facts["value"] for o in obs)
-            out.append(
-                _draft(
-                    "user_query",
-                    person,
-                    **say(
-                        "fp_laptop",
-                        locals(),
-                        joined="; ".join(
-                            f"{day_label(o.ts).split()[0]} {hours_minutes(o.facts['value'])}"
-                            for o in obs
-                        ),
-                    ),
-                    checklist=[
-                        (
-                            f"{day_label(o.ts)}: {hours_minutes(o.facts['value'])}",
-                            [o],
-                            [hours_minutes(o.facts["value"])],
-                        )
-                        for o in obs
-                    ],
-                    topic="laptop_work",
-                    subject=person,
-                    origin="fp_laptop",
-                    delay=(2.0, 30.0),
-                )
-            )
-    for person, obs in _facts(stream, "medication").items():
-        if len(obs) >= 6:
-            out.append(
-                _draft(
-                    "user_query",
-                    person,
-                    **say(
-                        "fp_medication",
-                        locals(),
-                        sum2=sum(o.facts["value"] == "morning" for o in obs),
-                        sum3=sum(o.facts["value"] == "evening" for o in obs),
-                        refs=[
-                            [o for o in obs if o.facts["value"] == "morning"],
-                            [o for o in obs if o.facts["value"] == "evening"],
-                        ],
-                    ),
-                    topic="medication",
-                    subject=person,
-                    origin="fp_medication",
-                    delay=(2.0, 30.0),
-                )
-            )
-    for person, obs in _facts(stream, "homework").items():
-        if len(obs) >= 2:
-            out.append(
-                _draft(
-                    "user_query",
-                    person,
-                    **say("fp_homework", joined="; ".join(say("join_2", o=o) for o in obs)),
-                    checklist=[(say("draft_2", o=o), [o], [str(o.facts["value"])]) for o in obs],
-                    topic="homework",
-                    subject=person,
-                    origin="fp_homework",
-                    delay=(2.0, 30.0),
-                )
-            )
+        joined = ", then ".join(o.facts["what"] for o in obs if o.facts["topic"] == "day_out")
+        out_by, back_by = dep.ts + timedelta(minutes=2), arr.ts - timedelta(minutes=5)
+        refs = [
+            [dep] + [o for o in obs if o.ts <= out_by and o is not dep],
+            [o for o in obs if out_by < o.ts < back_by],
+            [arr] + [o for o in obs if o.ts >= back_by and o is not arr],
+        ]
+        ask("fp_day", "day_out", person, locals(), moments={"d": dep.ts}, refs=refs)
+    for person, obs in _enough(stream, "resting_hr", 3):
+        listing("fp_resting_hr", "resting_hr", person, obs)
+    for person, obs in _enough(stream, "laptop_work", 3):
+        total = sum(map(_value, obs))
+        listing("fp_laptop", "laptop_work", person, obs, locals())
+    for person, obs in _enough(stream, "medication", 6):
+        mornings = [o for o in obs if _value(o) == "morning"]
+        evenings = [o for o in obs if _value(o) == "evening"]
+        ask("fp_medication", "medication", person, locals(), refs=[mornings, evenings])
+    for person, obs in _enough(stream, "homework", 2):
+        listing("fp_homework", "homework", person, obs)
     for person, obs in _facts(stream, "sleep").items():
         weekend = [o for o in obs if o.facts["day"] in (4, 5)]
         weekdays = [o for o in obs if o.facts["day"] not in (4, 5)]
         if len(weekend) == 2 and len(weekdays) >= 3:
-            wk = sum(o.facts["value"] for o in weekdays) // len(weekdays)
-            we = sum(o.facts["value"] for o in weekend) // 2
-            out.append(
-                _draft(
-                    "user_query",
-                    person,
-                    **say(
-                        "fp_sleep",
-                        locals(),
-                        joined=", ".join(hours_minutes(o.facts["value"]) for o in weekend),
-                    ),
-                    checklist=[
-                        (say("draft_3"), weekend, [_shown(o) for o in weekend]),
-                        (say("draft_4", locals()), weekdays, []),
-                    ],
-                    topic="sleep",
-                    subject=person,
-                    origin="fp_sleep",
-                    delay=(4.0, 30.0),
-                )
-            )
-    for person, obs in _facts(stream, "weight").items():
-        if len(obs) >= 2:
-            out.append(
-                _draft(
-                    "user_query",
-                    person,
-                    **say("fp_weight", joined="; ".join(say("join_3", o=o) for o in obs)),
-                    checklist=[
-                        (say("draft_5", o=o), [o], [f"{o.facts['value']:.1f}"]) for o in obs
-                    ],
-                    topic="weight",
-                    subject=person,
-                    origin="fp_weight",
-                    delay=(2.0, 30.0),
-                )
-            )
+            wk = sum(map(_value, weekdays)) // len(weekdays)
+            we = sum(map(_value, weekend)) // 2
+            joined = ", ".join(hours_minutes(_value(o)) for o in weekend)
+            shown, shown2 = map(_shown, weekend)
+            ask("fp_sleep", "sleep", person, locals(), refs=[weekend, weekdays])
+    for person, obs in _enough(stream, "weight", 2):
+        listing("fp_weight", "weight", person, obs)
     for person, obs in _facts(stream, "screen_time").items():
         weekend = [o for o in obs if o.facts["day"] in (5, 6)]
         weekdays = [o for o in obs if o.facts["day"] < 5]
         if len(weekend) == 2 and len(weekdays) >= 3:
-            wk = sum(o.facts["value"] for o in weekdays) // len(weekdays)
-            out.append(
-                _draft(
-                    "user_query",
-                    person,
-                    **say(
-                        "fp_screen", locals(), joined="; ".join(say("join_4", o=o) for o in weekend)
-                    ),
-                    checklist=[
-                        (f"{day_label(o.ts)}: {hours_minutes(o.facts['value'])}", [o], [_shown(o)])
-                        for o in weekend
-                    ]
-                    + [(say("draft_6", locals()), weekdays, [])],
-                    topic="screen_time",
-                    subject=person,
-                    origin="fp_screen",
-                    delay=(2.0, 20.0),
-                )
-            )
+            wk = sum(map(_value, weekdays)) // len(weekdays)
+            listing("fp_screen", "screen_time", person, weekend, locals(), refs=[weekdays])
     return out

@@ -94,12 +94,11 @@ def check_scenario(hh: Household, plans: list[EpisodePlan], guests: set[str]) ->
                 fail(f"{ev.story_id} has unresolvable cause {cause}")
             if events[cause].ts > ev.ts:
                 fail(f"{ev.story_id} is caused by later event {cause}")
-        unknown = set(ev.people) - known
-        if unknown:
+        if unknown := set(ev.people) - known:
             fail(f"{ev.story_id} involves unknown people {sorted(unknown)}")
         devices = [v.device for v in ev.views]
         if not 1 <= len(devices) <= 4 or len(set(devices)) != len(devices):
             fail(f"{ev.story_id} needs 1-4 distinct observing devices, has {devices}")
-        for v in ev.views:
-            if not hh.has(v.device):
-                fail(f"{ev.story_id} observed by unknown device {v.device}")
+        for device in devices:
+            if not hh.has(device):
+                fail(f"{ev.story_id} observed by unknown device {device}")
