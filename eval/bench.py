@@ -22,6 +22,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +38,7 @@ from eval.metrics import (
     checklist_coverage,
     context_text,
     count_tokens,
+    distractors_by_question,
     evidence_recall,
     full_evidence,
     mean,
@@ -274,8 +276,10 @@ def measure(
     question: BenchQuestion,
     outcome: RetrievalOutcome,
     judged: Mapping[str, Any] | None,
+    distractors: AbstractSet[str] = frozenset(),
 ) -> tuple[QuestionMeasure, dict[str, Any]]:
-    """The question's metrics and its questions.jsonl record."""
+    """The question's metrics and its questions.jsonl record; `distractors` are the events
+    the generator wrote to mislead this question."""
     ids = outcome.event_ids
     retrieved = set(ids)
     lines = [e.text for e in sorted(outcome.context, key=lambda e: e.timestamp)]
@@ -289,6 +293,8 @@ def measure(
         search_ms=outcome.elapsed_ms,
         checklist_score=judged.get("checklist_score") if judged else None,
         unscorable=bool(judged and judged.get("unscorable")),
+        distractors=len(distractors),
+        distractors_retrieved=len(distractors & retrieved),
     )
     record: dict[str, Any] = {
         "system": system.name,
@@ -305,6 +311,8 @@ def measure(
         "gold_ids": question.evidence_ids,
         "missing_gold": [g for g in question.evidence_ids if g not in retrieved],
     }
+    if distractors:
+        record["distractors_retrieved"] = sorted(distractors & retrieved)
     if judged is not None:
         record.update(judged)
     return m, record
@@ -417,6 +425,7 @@ class _Runner:
         self.ingest_by_cache: dict[str, dict[str, float]] = {s.name: {} for s in systems}
         self.ingest_events: dict[str, int] = {s.name: 0 for s in systems}
         self.ingest_extras: dict[str, list[Mapping[str, float]]] = {s.name: [] for s in systems}
+        self.distractors: dict[str, dict[str, set[str]]] = {}  # scenario -> question -> ids
         self.records: list[dict[str, Any]] = []
         self.ingests_run = 0
 
@@ -486,7 +495,12 @@ class _Runner:
             self.unrestricted += 1
         outcome = system.retrieve(store, question, self.k)
         judged = self.scorer.score(system, question, outcome) if self.scorer else None
-        m, record = measure(system, scenario, question, outcome, judged)
+        if scenario.scenario_id not in self.distractors:
+            self.distractors[scenario.scenario_id] = distractors_by_question(
+                scenario.labelled_events
+            )
+        targeted = self.distractors[scenario.scenario_id].get(question.question_id, set())
+        m, record = measure(system, scenario, question, outcome, judged, targeted)
         self.measures[system.name].append(m)
         self.rounds[system.name].append(float(outcome.rounds))
         self.extras[system.name].append(outcome.extras)

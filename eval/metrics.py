@@ -20,6 +20,7 @@ from pathlib import Path
 
 from memory.errors import ConfigurationError
 from memory.formats.models import ChecklistItem
+from memory.models import Event
 
 TOKENIZER = "cl100k_base"
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
@@ -54,6 +55,17 @@ def checklist_coverage(
     present = set(context_ids)
     covered = sum(1 for item in checklist if present.intersection(item.evidence_ids))
     return covered / len(checklist)
+
+
+def distractors_by_question(labelled_events: Iterable[Event]) -> dict[str, set[str]]:
+    """Question id -> ids of the distractor events the generator wrote against it (the
+    `target_question` label, which systems never see)."""
+    out: dict[str, set[str]] = {}
+    for event in labelled_events:
+        target = event.metadata.get("target_question")
+        if target:
+            out.setdefault(str(target), set()).add(event.event_id)
+    return out
 
 
 def checklist_score(judgements: Sequence[bool]) -> float:
@@ -141,6 +153,8 @@ class QuestionMeasure:
     search_ms: float
     checklist_score: float | None = None
     unscorable: bool = False
+    distractors: int = 0  # distractor events written against this question (MemFuseBench)
+    distractors_retrieved: int = 0  # of them, how many the context holds
 
 
 def aggregate(measures: Sequence[QuestionMeasure], with_judge: bool) -> dict[str, object]:
@@ -160,6 +174,14 @@ def aggregate(measures: Sequence[QuestionMeasure], with_judge: bool) -> dict[str
         "search_p95_ms": percentile([m.search_ms for m in measures], 95),
         "recall_skipped": len(measures) - len(recall_measured),
     }
+    targeted = [m for m in measures if m.distractors]
+    if targeted:
+        block["distractor_questions"] = len(targeted)
+        block["fooled_rate"] = mean(m.distractors_retrieved > 0 for m in targeted)
+        block["distractors_retrieved"] = mean(m.distractors_retrieved for m in targeted)
+        block["distractor_recall"] = sum(m.distractors_retrieved for m in targeted) / sum(
+            m.distractors for m in targeted
+        )
     if with_judge:
         unscorable = sum(1 for m in measures if m.unscorable)
         block["checklist_score"] = None if unscorable else mean(m.checklist_score for m in measures)

@@ -113,10 +113,41 @@ def markdown_report(
             for name, s in results["systems"].items()
         ]
         lines += md_table(["system", *cats], rows)
+    lines += _distractor_section(results)
     lines += ["", "## What was measured", "", *_method_notes(results["k"], llm_model)]
     if notes:
         lines += ["", "## Notes", "", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"
+
+
+def _distractor_section(results: Mapping[str, Any]) -> list[str]:
+    """How often each system's context held events written to mislead the question
+    (MemFuseBench's adversarial distractors); empty for a file without them."""
+    systems = results["systems"]
+    if not any(s["overall"].get("distractor_questions") for s in systems.values()):
+        return []
+    header = [
+        "system",
+        "questions with distractors",
+        "fooled (≥1 in context)",
+        "in context per question",
+        "share of distractors retrieved",
+    ]
+    rows = [
+        [
+            name,
+            str(s["overall"].get("distractor_questions", 0)),
+            fmt(s["overall"].get("fooled_rate"), "share"),
+            fmt(s["overall"].get("distractors_retrieved"), "share"),
+            fmt(s["overall"].get("distractor_recall"), "share"),
+        ]
+        for name, s in systems.items()
+    ]
+    intro = (
+        "Distractors are events written to look relevant to one question while holding none "
+        "of its answer; a context that holds one can mislead a reader."
+    )
+    return ["", "## Distractors in the context", "", intro, "", *md_table(header, rows)]
 
 
 def _first(results: Mapping[str, Any], category: str, key: str) -> Any:

@@ -101,6 +101,20 @@ def test_memfusebench_end_to_end_then_cached(tmp_path, counting_plain):
     assert "only retrieval metrics are reported" in report
     assert "| long_context |" in report and "causal" in report
 
+    # e12 was written to mislead q1: long_context holds it, so q1 is counted as fooled
+    assert long_context["distractor_questions"] == 1
+    assert long_context["fooled_rate"] == 1.0 and long_context["distractor_recall"] == 1.0
+    lc_q1 = next(r for r in records if r["system"] == "long_context" and r["question_id"] == "q1")
+    assert lc_q1["distractors_retrieved"] == ["e12"]
+    for name, block in results["systems"].items():
+        fooled = next(r for r in records if r["system"] == name and r["question_id"] == "q1")
+        held = "e12" in fooled["retrieved_ids"]
+        assert block["overall"]["fooled_rate"] == float(held)
+        assert block["by_category"]["causal"]["distractors_retrieved"] == float(held)
+        assert "distractor_questions" not in block["by_category"]["fusion"]
+    assert "## Distractors in the context" in report
+    assert re.search(r"\| long_context \| 1 \| 1\.000 \| 1\.000 \| 1\.000 \|", report)
+
     second = _bench(dataset, tmp_path, out_dir=tmp_path / "out2")
     assert counting_plain == [12] and second.ingests_run == 0  # the cached store was reused
     again = second.results["systems"]["bm25"]["overall"]

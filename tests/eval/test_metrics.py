@@ -80,6 +80,36 @@ def test_aggregate_is_question_macro_and_skips_unmeasured():
     assert block["unscorable"] == 0
 
 
+def test_distractors_are_counted_over_the_questions_they_target():
+    from eval.metrics import distractors_by_question
+    from memory.models import Event
+
+    def event(eid: str, target: str | None) -> Event:
+        extra = {"target_question": target} if target else {}
+        return Event(
+            event_id=eid,
+            timestamp="2026-05-11 08:00",
+            device="phone_ana",
+            modality="app_usage",
+            description="a reading",
+            metadata=extra,
+        )
+
+    labelled = [event("d1", "q1"), event("d2", "q1"), event("d3", "q2"), event("e1", None)]
+    assert distractors_by_question(labelled) == {"q1": {"d1", "d2"}, "q2": {"d3"}}
+    measures = [
+        QuestionMeasure("a", 1.0, True, 1.0, 10, 1.0, distractors=2, distractors_retrieved=1),
+        QuestionMeasure("a", 1.0, True, 1.0, 10, 1.0, distractors=1, distractors_retrieved=0),
+        QuestionMeasure("a", 1.0, True, 1.0, 10, 1.0),  # no distractors: not counted
+    ]
+    block = aggregate(measures, with_judge=False)
+    assert block["distractor_questions"] == 2
+    assert block["fooled_rate"] == 0.5
+    assert block["distractors_retrieved"] == 0.5
+    assert block["distractor_recall"] == pytest.approx(1 / 3)
+    assert "fooled_rate" not in aggregate(measures[2:], with_judge=False)
+
+
 def test_aggregate_withholds_score_when_any_question_unscorable():
     measures = [
         _m("a", 1.0, True, None, 10, 1.0, 1.0),
