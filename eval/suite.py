@@ -9,8 +9,8 @@ and the overall gap — the number that decides, not the average.
 Sources, in this order:
 
 - `seed<N>` for every seed (default 7 and 11): the generated benchmark, written once by
-  the synth code to `<bench_dir>/memfusebench-seed<N>.json` and reused afterwards (delete
-  the file to regenerate after a generator change). Seed 7 is `memfuse synth`'s default;
+  the synth code to `<bench_dir>/memfusebench-seed<N>-<realism>.json` and reused afterwards
+  (delete the file to regenerate after a generator change). Seed 7 is `memfuse synth`'s default;
   seed 11 is held out — never used for tuning — so it shows whether a gain on seed 7
   generalises to other households.
 - `seed7-person-blind` (only with `person_blind`): the seed-7 file with the people tags
@@ -113,9 +113,13 @@ def with_reference(systems: Sequence[str]) -> list[str]:
 
 
 def seed_file(bench_dir: Path, seed: int, scenarios: int = DEFAULT_SCENARIOS) -> Path:
-    """Cache path of one generated benchmark; the size is in the name unless it is the default."""
+    """Cache path of one generated benchmark: the generator's realism is in the name (a file
+    an older generator wrote is never taken for the current one), and so is the size unless
+    it is the default."""
+    from eval.synth.realism import DEFAULT_REALISM
+
     size = "" if scenarios == DEFAULT_SCENARIOS else f"-{scenarios}sc"
-    return Path(bench_dir) / f"memfusebench-seed{seed}{size}.json"
+    return Path(bench_dir) / f"memfusebench-seed{seed}-{DEFAULT_REALISM}{size}.json"
 
 
 def ensure_seed_file(bench_dir: Path, seed: int, scenarios: int, console: Console) -> Path:

@@ -111,8 +111,8 @@ def test_dev_file_and_seed_files_are_sources_and_seeds_are_generated_once(tmp_pa
     monkeypatch.setattr("eval.synth.synth_command", fake_synth)
     data = tmp_path / "data"
     path = ensure_seed_file(data, 11, DEFAULT_SCENARIOS, suite_module.Console(quiet=True))
-    assert path == seed_file(data, 11) == data / "memfusebench-seed11.json"
-    assert seed_file(data, 11, 1) == data / "memfusebench-seed11-1sc.json"
+    assert path == seed_file(data, 11) == data / "memfusebench-seed11-realistic.json"
+    assert seed_file(data, 11, 1) == data / "memfusebench-seed11-realistic-1sc.json"
     # seed 7 is cached already, with one person-blind event (a thermostat) tagged
     raw = json.loads(tiny.read_text())
     for event in raw["scenario_data"][0]["episodes"][0]["events"]:
@@ -126,7 +126,7 @@ def test_dev_file_and_seed_files_are_sources_and_seeds_are_generated_once(tmp_pa
     assert names == ["seed7", "seed11", "seed7-person-blind", "dev"]
     assert not any("dev household skipped" in n for n in result.summary["notes"])
     assert "hybrid added" in result.summary["notes"][0]
-    blind = load(data / "memfusebench-seed7-person-blind.json")
+    blind = load(data / "memfusebench-seed7-realistic-person-blind.json")
     tags = {e.event_id: e.characters for e in blind.scenario_data[0].all_events()}
     assert tags["e04"] == [] and tags["e10"] == []
     assert tags["e01"] == ["David"] and tags["e02"] == ["David"]  # a watch and a camera
