@@ -38,6 +38,11 @@ class HashEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
+def tiny_embedder() -> HashEmbedder:
+    """The 64-dimension unsigned variant the graph tests use."""
+    return HashEmbedder(dim=64, model_id="test:tiny-hash-64", signed=False)
+
+
 class KeywordEmbedder:
     """One dimension per vocabulary word (matched on `tokenize` stems); a last dimension for
     texts with none of them, so that every vector is unit length."""
