@@ -132,8 +132,12 @@ def run_perf(
     settings = load_settings(embedding_provider="hashing" if embedder == "hashing" else None)
     questions: list[str] = []
     ingest_s, weeks, last_time = 0.0, 0, None
+    if data_dir is not None:
+        data_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        root = data_dir or Path(tmp)
+        # a folder of its own, so the size on disk is this run's store and nothing else
+        # (kept under `data_dir` for a look afterwards, removed with the temp dir otherwise)
+        root = Path(tempfile.mkdtemp(prefix="bench-perf-", dir=data_dir)) if data_dir else Path(tmp)
         namespace = f"perf-{mode}-{embedder}-{n_events}"
         with MemFuse.open(root, namespace=namespace, settings=settings) as memory:
             with tqdm(total=n_events, unit="event", desc=f"{mode} ingest") as bar:

@@ -27,8 +27,10 @@ def test_household_weeks_lay_distinct_households_end_to_end():
 
 def test_a_small_run_reports_every_figure(tmp_path: Path):
     report = run_perf(
-        n_events=1_500, n_queries=12, mode="plain", data_dir=tmp_path, embedder="hashing"
+        n_events=1_500, n_queries=12, mode="plain", data_dir=tmp_path / "new", embedder="hashing"
     )
+    (run,) = (tmp_path / "new").iterdir()  # a folder of its own, kept for a look
+    assert run.name.startswith("bench-perf-") and any(run.iterdir())
     assert report.events == 1_500 and report.households == 2
     assert report.embedder == "hashing (no model)"
     assert report.store_bytes > 1_000_000 and report.peak_rss_bytes > 50 * 2**20
