@@ -127,7 +127,7 @@ def resolve(
             latest = max([obs_by_key[k].ts for k in evidence] + list(draft.moments.values()))
         lo, hi = draft.delay_hours
         qtime = _waking(latest + timedelta(minutes=int(rng.uniform(lo, hi) * 60)), rng)
-        text = _fill(rng.choice(draft.texts), draft.moments, qtime, rng, hh, draft, stories, n)
+        text = _fill(hh, draft, rng.choice(draft.texts), qtime, rng, stories, n)
         device = hh.phone(draft.asker) if draft.asker in {p.name for p in hh.people} else None
         device = (
             device
@@ -156,23 +156,22 @@ def resolve(
 
 
 def _fill(
+    hh: Household,
+    draft: QuestionDraft,
     text: str,
-    moments: dict[str, datetime],
     qtime: datetime,
     rng: random.Random,
-    hh: Household | None = None,
-    draft: QuestionDraft | None = None,
-    stories: dict[str, StoryEvent] | None = None,
-    n: int = 0,
+    stories: dict[str, StoryEvent],
+    n: int,
 ) -> str:
-    """The question text with its time placeholders worded for `qtime`; in realistic mode
+    """Question `n`'s text with its time placeholders worded for `qtime`; in realistic mode
     (`eval.synth.asking`) some are dropped or name another happening instead. The legacy
     wording is always drawn, so `rng` advances the same way in both modes."""
-    legacy = _word_times(text, moments, qtime, rng)
-    if hh is None or draft is None or hh.realism != "realistic":
+    legacy = _word_times(text, draft.moments, qtime, rng)
+    if hh.realism != "realistic":
         return legacy
     asking = random.Random(f"{hh.scenario_id}:{n}:asking")
-    realistic = realistic_placeholders(text, draft, stories or {}, qtime, asking)
+    realistic = realistic_placeholders(text, draft, stories, qtime, asking)
     return legacy if realistic == text else polish(realistic)
 
 
