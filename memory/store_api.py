@@ -159,5 +159,8 @@ class MemoryStoreAPI(Protocol):
     def pending_plans(self) -> list[tuple[str, dict[str, Any]]]:
         """(plan_id, payload) of every plan still pending, in log order (replayed on open)."""
 
+    def plan_attempts(self, event_id: str) -> int:
+        """How many plans the log holds for one event (its earlier fusion attempts)."""
+
     def plan_counts(self) -> dict[str, int]:
         """Plans by status: pending, done, rejected."""

@@ -9,6 +9,7 @@ inflections so that "limping" meets "limp" and "batteries" meets "battery".
 
 from __future__ import annotations
 
+import functools
 import re
 
 # A run of letters/digits, optionally joined to more runs by `_ . : -` (device ids,
@@ -161,8 +162,10 @@ def stem(token: str) -> str:
     return token
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _word(token: str) -> str | None:
-    """Normalise one plain word: drop stopwords and lone letters, stem the rest."""
+    """Normalise one plain word: drop stopwords and lone letters, stem the rest (cached: a
+    household's vocabulary is small and every index, summary and rarity count tokenizes)."""
     if token in STOPWORDS or (len(token) == 1 and token.isalpha()):
         return None
     return stem(token)

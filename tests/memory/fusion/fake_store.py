@@ -250,6 +250,9 @@ class FakeStore:
             if p["status"] == "pending"
         ]
 
+    def plan_attempts(self, event_id: str) -> int:
+        return sum(1 for p in self.plans.values() if p["event_id"] == event_id)
+
     def plan_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for p in self.plans.values():
