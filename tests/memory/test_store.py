@@ -487,6 +487,8 @@ def test_plan_log(open_store: Any) -> None:
     assert store.pending_plans() == [("p2", {"step": 2})]
     assert store.plan_counts() == {"pending": 1, "done": 1, "rejected": 0}
     assert store.stats().pending_plans == 1
+    assert store.log_plan("p3", "e1", {"step": 3})  # a second attempt at e1
+    assert [store.plan_attempts(e) for e in ("e1", "e2", "e9")] == [2, 1, 0]
     with pytest.raises(NodeNotFoundError, match="plan 'p9'"):
         store.mark_plan("p9", "done")
     with pytest.raises(ValueError, match="plan status"):
@@ -577,7 +579,7 @@ def test_memory_store_implements_the_protocol() -> None:
         for name, value in vars(MemoryStoreAPI).items()
         if callable(value) and not name.startswith("_")
     ]
-    assert len(members) == 39, "update this test when the Protocol grows"
+    assert len(members) == 40, "update this test when the Protocol grows"
     for name in members:
         wanted = inspect.signature(getattr(MemoryStoreAPI, name)).parameters
         have = inspect.signature(getattr(MemoryStore, name)).parameters
