@@ -14,7 +14,9 @@ but nothing is proportional to the corpus:
 * a query touches only the postings of its own tokens: it scores those documents, sums
   per document in query-token order (as rank_bm25 does, so the floats come out the same)
   in a scratch array of which it then resets only the touched entries, applies the kind
-  filter to the hits only, and ranks only the hits.
+  filter to the hits only, and ranks only the hits. The last query's unfiltered scores
+  are kept until the next write: one search asks the same BM25L query twice (its seed
+  list over all kinds, its guard list over events), and the second call then only filters.
 
 Memory is a few bytes per posting, because at a million documents every per-posting or
 per-document Python object costs gigabytes: tokens are small ints (one vocabulary dict,
@@ -130,6 +132,8 @@ class LexicalIndex:
         self._acc = np.zeros(0, dtype=np.float64)
         self._seen = np.zeros(0, dtype=bool)
         self._total_len = 0
+        # the last query's tokens and unfiltered (slots, scores); any write clears it
+        self._last: tuple[list[str], tuple[np.ndarray, np.ndarray]] | None = None
         self.postings_scored = 0
         """Postings touched by all queries so far (work counter for tests; never reset)."""
 
@@ -180,6 +184,7 @@ class LexicalIndex:
 
     def _set(self, node_id: str, doc: _Doc | None) -> Callable[[], None]:
         with self._lock:
+            self._last = None
             previous = self._unindex(node_id) if node_id in self._slot_of else None
             if doc is not None:
                 self._index(node_id, doc)
@@ -258,10 +263,21 @@ class LexicalIndex:
 
     def _totals(self, query: str, kind: NodeKind | None) -> tuple[np.ndarray, np.ndarray]:
         """(slots, scores) of the documents of `kind` that share a token with the query.
-        Work: the postings of the query's tokens, nothing else."""
-        empty = (np.zeros(0, dtype=_TOKEN_ID), np.zeros(0, dtype=np.float64))
-        n_docs = len(self._slot_of)
+        Work: the postings of the query's tokens (none when it repeats the last query since
+        the last write), then the kind filter over the hits."""
         tokens = self._tokenize(query)
+        if self._last is None or self._last[0] != tokens:
+            self._last = (tokens, self._score(tokens))
+        hit, totals = self._last[1]
+        if kind is None:
+            return hit, totals
+        keep = self._kind[hit] == _KIND_CODE[kind]
+        return hit[keep], totals[keep]
+
+    def _score(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, positive BM25L scores) of every document sharing a token with the query."""
+        empty = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64))
+        n_docs = len(self._slot_of)
         if not tokens or n_docs == 0 or self._total_len == 0:
             return empty
         k1, b, delta = self.params.k1, self.params.b, self.params.delta
@@ -303,8 +319,6 @@ class LexicalIndex:
                 acc[touched] = 0.0
                 seen[touched] = False
         keep = totals > 0
-        if kind is not None:
-            keep &= self._kind[hit] == _KIND_CODE[kind]
         return hit[keep], totals[keep]
 
     def scores(self, query: str, kind: NodeKind | None = None) -> dict[str, float]:

@@ -298,7 +298,7 @@ def test_rare_token_query_touches_only_its_postings() -> None:
         assert index.postings_scored - before == 3  # the same at 1k and at 10k documents
         before = index.postings_scored
         assert index.scores("zebra", kind=NodeKind.FUSED) == {}
-        assert index.postings_scored - before == 3  # the kind filter scans hits, not the corpus
+        assert index.postings_scored == before  # the last query's scores, filtered by kind
         before = index.postings_scored
         index.search("unknown words only", 10)
         assert index.postings_scored == before
@@ -421,3 +421,24 @@ def test_many_removals_keep_every_document_pointing_at_its_postings() -> None:
     assert sum(p.n for p in index._postings) == sum(len(set(tokenize(t))) for t in live.values())
     for query in ("w1 w2", "w7 w7 w29", "w13"):
         assert index.scores(query) == pytest.approx(_reference(live, query), rel=1e-12)
+
+
+def test_a_repeated_query_reuses_its_scores_until_the_next_write() -> None:
+    """One search asks the same BM25L query for all kinds and then for events: the second
+    call filters the first one's scores; any write (add, remove, undo) makes it score anew."""
+    index = _corpus_index(1_000)
+    fresh = _corpus_index(1_000)
+    before = index.postings_scored
+    assert index.search("knee zebra", 50) == fresh.search("knee zebra", 50)
+    cost = index.postings_scored - before
+    assert cost > 3
+    for kind in (NodeKind.EVENT, NodeKind.FUSED, None):
+        assert index.search("Knee, zebra!", 20, kind) == fresh.search("knee zebra", 20, kind)
+    assert index.postings_scored - before == cost
+    undo = index.add("z9", "zebra knee knee", NodeKind.FUSED)
+    fresh.add("z9", "zebra knee knee", NodeKind.FUSED)
+    assert index.scores("knee zebra", NodeKind.FUSED) == fresh.scores("knee zebra", NodeKind.FUSED)
+    assert index.postings_scored - before == 2 * cost + 2
+    undo()
+    assert index.scores("knee zebra") == _corpus_index(1_000).scores("knee zebra")
+    assert index.postings_scored - before == 3 * cost + 2
