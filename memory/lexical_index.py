@@ -6,13 +6,24 @@ but nothing is proportional to the corpus:
 
 * an add or remove costs O(distinct tokens of the document): each token's postings are
   growable numpy arrays (append at the end, remove by moving the last posting into the
-  hole), and the corpus-wide numbers BM25L needs — document count, total length, each
-  token's document frequency — are counters kept alongside, so IDF and avgdl are computed
-  at query time from them instead of by a rebuild;
+  hole), each document knows where its postings are (so a remove finds them without a
+  scan, and the posting moved into a hole is re-pointed in its own document), and the
+  corpus-wide numbers BM25L needs — document count, total length, each token's document
+  frequency (its postings' length) — are counters kept alongside, so IDF and avgdl are
+  computed at query time from them instead of by a rebuild;
 * a query touches only the postings of its own tokens: it scores those documents, sums
   per document in query-token order (as rank_bm25 does, so the floats come out the same)
   in a scratch array of which it then resets only the touched entries, applies the kind
-  filter to the hits only, and ranks only the hits.
+  filter to the hits only, and ranks only the hits. The last query's unfiltered scores
+  are kept until the next write: one search asks the same BM25L query twice (its seed
+  list over all kinds, its guard list over events), and the second call then only filters.
+
+Memory is a few bytes per posting, because at a million documents every per-posting or
+per-document Python object costs gigabytes: tokens are small ints (one vocabulary dict,
+ids never reused, so an undo snapshot's ids stay valid), a posting is an int32 document
+slot plus a uint8 term frequency (widened in place for the rare longer run), a document
+is one int32 array of its token ids followed by its postings' positions. Frequencies are
+integers, so scoring them in float64 gives the very floats rank_bm25 computes.
 
 `postings_scored` counts the postings every query has touched, so tests can check the
 work per query without timing it.
@@ -22,6 +33,7 @@ from __future__ import annotations
 
 import math
 import threading
+from array import array
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +44,11 @@ from memory.models import NodeKind
 from memory.text import tokenize
 
 _KIND_CODE = {NodeKind.EVENT: 1, NodeKind.FUSED: 2}
+_KIND_OF_CODE = {code: kind for kind, code in _KIND_CODE.items()}
+_TOKEN_ID = np.int32  # token ids and document slots
+_TF = np.uint8  # term frequencies until one does not fit
+_TF_MAX = int(np.iinfo(_TF).max)
+_WIDE_TF = np.int64
 
 
 @dataclass(frozen=True)
@@ -43,37 +60,51 @@ class BM25Params:
     delta: float = 0.5
 
 
+@dataclass(frozen=True)
+class _Doc:
+    """One document as the index holds it: distinct token ids, their frequencies, its kind
+    (what an undo re-indexes; token ids are never reused, so it stays valid)."""
+
+    tokens: np.ndarray
+    tfs: np.ndarray
+    kind: NodeKind
+
+
 class _Postings:
     """One token's postings: document slots and term frequencies in growable numpy arrays
     (an append or a removal costs O(1) amortized; a query reads views, copying nothing)."""
 
-    __slots__ = ("n", "slots", "tfs", "where")
+    __slots__ = ("n", "slots", "tfs")
 
     def __init__(self) -> None:
-        self.slots = np.empty(2, dtype=np.int64)
-        self.tfs = np.empty(2, dtype=np.float64)
+        self.slots = np.empty(2, dtype=_TOKEN_ID)
+        self.tfs = np.empty(2, dtype=_TF)
         self.n = 0
-        self.where: dict[int, int] = {}  # slot -> its position in the arrays
 
-    def add(self, slot: int, tf: int) -> None:
+    def add(self, slot: int, tf: int) -> int:
+        """Append a posting; returns its position."""
         n = self.n
         if n == self.slots.shape[0]:  # double (a view held by a query keeps the old ones)
-            slots, tfs = np.empty(2 * n, dtype=np.int64), np.empty(2 * n, dtype=np.float64)
+            slots, tfs = np.empty(2 * n, dtype=self.slots.dtype), np.empty(2 * n, self.tfs.dtype)
             slots[:n], tfs[:n] = self.slots, self.tfs
             self.slots, self.tfs = slots, tfs
+        if tf > _TF_MAX and self.tfs.dtype != _WIDE_TF:
+            self.tfs = self.tfs.astype(_WIDE_TF)
         self.slots[n] = slot
         self.tfs[n] = tf
-        self.where[slot] = n
         self.n = n + 1
+        return n
 
-    def remove(self, slot: int) -> None:
-        hole = self.where.pop(slot)
+    def remove(self, hole: int) -> tuple[int, int]:
+        """Take the posting at `hole` out; the last posting fills the hole. Returns the
+        removed tf and the slot of the document whose posting now sits at `hole` (the
+        removed one's own slot when it was the last)."""
+        tf = int(self.tfs[hole])
         self.n = last = self.n - 1
-        if hole != last:  # the last posting fills the hole
-            moved = int(self.slots[last])
-            self.slots[hole] = moved
-            self.tfs[hole] = self.tfs[last]
-            self.where[moved] = hole
+        moved = int(self.slots[last])
+        self.slots[hole] = moved
+        self.tfs[hole] = self.tfs[last]
+        return tf, moved
 
 
 class LexicalIndex:
@@ -87,17 +118,22 @@ class LexicalIndex:
         self.params = params or BM25Params()
         self._tokenize = tokenizer
         self._lock = threading.RLock()
+        self._token_id: dict[str, int] = {}
+        self._tokens: list[str] = []  # token id -> token
+        self._postings: list[_Postings] = []  # token id -> its postings (kept when emptied)
         self._slot_of: dict[str, int] = {}
         self._ids: list[str | None] = []
+        # slot -> its k distinct token ids, then the positions of its k postings
+        self._doc_postings: list[array[int] | None] = []
         self._free: list[int] = []
         self._doc_len = np.zeros(0, dtype=np.float64)
         self._kind = np.zeros(0, dtype=np.int8)
         # per-query scratch, all zero / False between queries: only touched slots are reset
         self._acc = np.zeros(0, dtype=np.float64)
         self._seen = np.zeros(0, dtype=bool)
-        self._terms: dict[str, tuple[Counter[str], NodeKind]] = {}
-        self._postings: dict[str, _Postings] = {}
         self._total_len = 0
+        # the last query's tokens and unfiltered (slots, scores); any write clears it
+        self._last: tuple[list[str], tuple[np.ndarray, np.ndarray]] | None = None
         self.postings_scored = 0
         """Postings touched by all queries so far (work counter for tests; never reset)."""
 
@@ -107,76 +143,141 @@ class LexicalIndex:
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._slot_of
 
+    def term_counts(self, node_id: str) -> Counter[str] | None:
+        """The token counts indexed for `node_id` (None if absent), for consistency checks:
+        it scans the postings of the node's tokens, so it is not meant for hot paths."""
+        with self._lock:
+            slot = self._slot_of.get(node_id)
+            if slot is None:
+                return None
+            tokens, positions = self._postings_of(slot)
+            return Counter(
+                {
+                    self._tokens[t]: int(self._postings[t].tfs[p])
+                    for t, p in zip(tokens, positions, strict=True)
+                }
+            )
+
     # --- writes -----------------------------------------------------------------------
 
     def add(self, node_id: str, text: str, kind: NodeKind) -> Callable[[], None]:
         """Index (or re-index) one node; returns a function that restores the previous state."""
-        return self._set(node_id, (Counter(self._tokenize(text)), kind))
+        counts = Counter(self._tokenize(text))
+        with self._lock:
+            return self._set(node_id, self._encode(counts, kind))
 
     def remove(self, node_id: str) -> Callable[[], None]:
         return self._set(node_id, None)
 
-    def _set(self, node_id: str, doc: tuple[Counter[str], NodeKind] | None) -> Callable[[], None]:
+    def _encode(self, counts: Counter[str], kind: NodeKind) -> _Doc:
+        """Token counts as token ids (new tokens get the next ids) and frequencies."""
+        token_id = self._token_id
+        tokens = np.empty(len(counts), dtype=_TOKEN_ID)
+        for i, term in enumerate(counts):
+            tid = token_id.get(term)
+            if tid is None:
+                tid = token_id[term] = len(self._tokens)
+                self._tokens.append(term)
+                self._postings.append(_Postings())
+            tokens[i] = tid
+        return _Doc(tokens, np.fromiter(counts.values(), np.int64, len(counts)), kind)
+
+    def _set(self, node_id: str, doc: _Doc | None) -> Callable[[], None]:
         with self._lock:
-            previous = self._terms.get(node_id)
-            if previous is not None:
-                self._unindex(node_id, previous[0])
+            self._last = None
+            previous = self._unindex(node_id) if node_id in self._slot_of else None
             if doc is not None:
-                self._index(node_id, *doc)
+                self._index(node_id, doc)
 
         def restore() -> None:
             self._set(node_id, previous)
 
         return restore
 
-    def _index(self, node_id: str, counts: Counter[str], kind: NodeKind) -> None:
+    def _new_slot(self, node_id: str) -> int:
         if self._free:
             slot = self._free.pop()
             self._ids[slot] = node_id
-        else:
-            slot = len(self._ids)
-            self._ids.append(node_id)
-            if slot >= self._doc_len.shape[0]:
-                capacity = max(1024, 2 * self._doc_len.shape[0])
-                self._doc_len = np.resize(self._doc_len, capacity)
-                self._kind = np.resize(self._kind, capacity)
-                self._acc = np.zeros(capacity, dtype=np.float64)
-                self._seen = np.zeros(capacity, dtype=bool)
-        self._slot_of[node_id] = slot
-        length = sum(counts.values())
-        self._doc_len[slot] = length
-        self._kind[slot] = _KIND_CODE[kind]
-        self._total_len += length
-        self._terms[node_id] = (counts, kind)
-        index = self._postings
-        for term, tf in counts.items():
-            postings = index.get(term)
-            if postings is None:
-                postings = index[term] = _Postings()
-            postings.add(slot, tf)
+            return slot
+        slot = len(self._ids)
+        self._ids.append(node_id)
+        self._doc_postings.append(None)
+        if slot >= self._doc_len.shape[0]:
+            capacity = max(1024, 2 * self._doc_len.shape[0])
+            self._doc_len = np.resize(self._doc_len, capacity)
+            self._kind = np.resize(self._kind, capacity)
+            self._acc = np.zeros(capacity, dtype=np.float64)
+            self._seen = np.zeros(capacity, dtype=bool)
+        return slot
 
-    def _unindex(self, node_id: str, counts: Counter[str]) -> None:
+    def _index(self, node_id: str, doc: _Doc) -> None:
+        slot = self._new_slot(node_id)
+        self._slot_of[node_id] = slot
+        length = int(doc.tfs.sum())
+        self._doc_len[slot] = length
+        self._kind[slot] = _KIND_CODE[doc.kind]
+        self._total_len += length
+        postings = self._postings
+        tokens = doc.tokens.tolist()
+        positions = [
+            postings[tid].add(slot, tf) for tid, tf in zip(tokens, doc.tfs.tolist(), strict=True)
+        ]
+        self._doc_postings[slot] = array("i", tokens + positions)
+
+    def _postings_of(self, slot: int) -> tuple[array[int], array[int]]:
+        """(token ids, positions of its postings) of the document at `slot`."""
+        packed = self._doc_postings[slot]
+        assert packed is not None, "a free slot has no postings"
+        k = len(packed) // 2
+        return packed[:k], packed[k:]
+
+    def _unindex(self, node_id: str) -> _Doc:
+        """Take a node out; returns what it was, for an undo."""
         slot = self._slot_of.pop(node_id)
+        tokens, positions = self._postings_of(slot)
+        tfs = [self._unpost(slot, tid, hole) for tid, hole in zip(tokens, positions, strict=True)]
+        removed = _Doc(
+            np.array(tokens, dtype=_TOKEN_ID),
+            np.array(tfs, dtype=np.int64),
+            _KIND_OF_CODE[int(self._kind[slot])],
+        )
         self._total_len -= int(self._doc_len[slot])
         self._doc_len[slot] = 0
         self._kind[slot] = 0
         self._ids[slot] = None
+        self._doc_postings[slot] = None
         self._free.append(slot)
-        del self._terms[node_id]
-        for term in counts:
-            postings = self._postings[term]
-            postings.remove(slot)
-            if postings.n == 0:
-                del self._postings[term]
+        return removed
+
+    def _unpost(self, slot: int, tid: int, hole: int) -> int:
+        """Remove `slot`'s posting of token `tid` at position `hole`; re-point the document
+        whose posting moved into the hole. Returns the removed tf."""
+        tf, moved = self._postings[tid].remove(hole)
+        if moved != slot:
+            other = self._doc_postings[moved]
+            assert other is not None, "a posting points at a free slot"
+            other[len(other) // 2 + other.index(tid)] = hole  # ids come first: index finds it
+        return tf
 
     # --- queries ----------------------------------------------------------------------
 
     def _totals(self, query: str, kind: NodeKind | None) -> tuple[np.ndarray, np.ndarray]:
         """(slots, scores) of the documents of `kind` that share a token with the query.
-        Work: the postings of the query's tokens, nothing else."""
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-        n_docs = len(self._slot_of)
+        Work: the postings of the query's tokens (none when it repeats the last query since
+        the last write), then the kind filter over the hits."""
         tokens = self._tokenize(query)
+        if self._last is None or self._last[0] != tokens:
+            self._last = (tokens, self._score(tokens))
+        hit, totals = self._last[1]
+        if kind is None:
+            return hit, totals
+        keep = self._kind[hit] == _KIND_CODE[kind]
+        return hit[keep], totals[keep]
+
+    def _score(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, positive BM25L scores) of every document sharing a token with the query."""
+        empty = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64))
+        n_docs = len(self._slot_of)
         if not tokens or n_docs == 0 or self._total_len == 0:
             return empty
         k1, b, delta = self.params.k1, self.params.b, self.params.delta
@@ -184,10 +285,13 @@ class LexicalIndex:
         log_n = math.log(n_docs + 1)
         parts: list[tuple[np.ndarray, np.ndarray]] = []
         for term in tokens:  # a repeated query token counts again, as in rank_bm25
-            postings = self._postings.get(term)
-            if postings is None:
+            tid = self._token_id.get(term)
+            postings = None if tid is None else self._postings[tid]
+            if postings is None or postings.n == 0:
                 continue
-            slots, tf = postings.slots[: postings.n], postings.tfs[: postings.n]
+            # widened once here: numpy indexes with intp, and BM25L computes in float64
+            slots = postings.slots[: postings.n].astype(np.intp)
+            tf = postings.tfs[: postings.n].astype(np.float64)
             self.postings_scored += postings.n
             # rank_bm25.BM25L term by term, in the same operation order (the same floats)
             idf = log_n - math.log(postings.n + 0.5)
@@ -215,15 +319,13 @@ class LexicalIndex:
                 acc[touched] = 0.0
                 seen[touched] = False
         keep = totals > 0
-        if kind is not None:
-            keep &= self._kind[hit] == _KIND_CODE[kind]
         return hit[keep], totals[keep]
 
     def scores(self, query: str, kind: NodeKind | None = None) -> dict[str, float]:
         """BM25L score of every document (of `kind`) that shares a token with the query."""
         with self._lock:
             slots, values = self._totals(query, kind)
-            return {str(self._ids[s]): float(v) for s, v in zip(slots, values)}
+            return {str(self._ids[s]): v for s, v in zip(slots.tolist(), values.tolist())}
 
     def search(self, query: str, n: int, kind: NodeKind | None = None) -> list[tuple[str, float]]:
         """Top-n positive BM25L scores, best first (ties by id, for reproducible ranks)."""
@@ -237,7 +339,7 @@ class LexicalIndex:
                 keep = values >= cutoff
                 slots, values = slots[keep], values[keep]
             ranked = sorted(
-                ((str(self._ids[s]), float(v)) for s, v in zip(slots, values)),
+                ((str(self._ids[s]), v) for s, v in zip(slots.tolist(), values.tolist())),
                 key=lambda item: (-item[1], item[0]),
             )
             return ranked[:n]

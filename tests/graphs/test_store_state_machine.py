@@ -335,10 +335,10 @@ def check_consistent(
     nodes = set(texts)
     temporal = set(store.events_between(datetime.min, datetime.max))
     assert len(store._temporal) == len(stored) and temporal == set(stored)
-    lexical = store._lexical._terms
-    assert lexical.keys() == nodes, "BM25 disagrees with SQLite"
+    lexical = store._lexical
+    assert lexical._slot_of.keys() == nodes, "BM25 disagrees with SQLite"
     for node_id, text in texts.items():
-        assert lexical[node_id][0] == Counter(tokenize(text)), f"stale BM25 entry {node_id}"
+        assert lexical.term_counts(node_id) == Counter(tokenize(text)), f"stale BM25 {node_id}"
     assert set(store._vectors._slot_of) == nodes, "the dense index disagrees with SQLite"
     assert chroma_ids(store) == nodes, "Chroma disagrees with SQLite"
     ids = sorted(texts)

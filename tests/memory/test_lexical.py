@@ -6,6 +6,7 @@ import inspect
 import math
 import random
 import tracemalloc
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -297,7 +298,7 @@ def test_rare_token_query_touches_only_its_postings() -> None:
         assert index.postings_scored - before == 3  # the same at 1k and at 10k documents
         before = index.postings_scored
         assert index.scores("zebra", kind=NodeKind.FUSED) == {}
-        assert index.postings_scored - before == 3  # the kind filter scans hits, not the corpus
+        assert index.postings_scored == before  # the last query's scores, filtered by kind
         before = index.postings_scored
         index.search("unknown words only", 10)
         assert index.postings_scored == before
@@ -337,10 +338,107 @@ def test_adds_and_removes_touch_only_their_own_tokens() -> None:
     """No rebuild per add (ingest adds one event at a time): an add appends one posting to
     each of its tokens' lists, a remove takes one out, every other list stays as it was."""
     index = _corpus_index(2_000)
-    before = {term: (postings, postings.n) for term, postings in index._postings.items()}
+    lists = dict(zip(index._tokens, index._postings, strict=True))
+    before = {term: (postings, postings.n) for term, postings in lists.items()}
     index.add("new", "zebra ice ice", NodeKind.EVENT)
+    assert index._tokens == list(before)  # no new token
     for term, (postings, size) in before.items():
-        assert index._postings[term] is postings
+        assert index._postings[index._token_id[term]] is postings
         assert postings.n == size + (term in {"zebra", "ice"})
     index.remove("new")
-    assert {t: p.n for t, p in index._postings.items()} == {t: n for t, (_, n) in before.items()}
+    assert {t: p.n for t, p in lists.items()} == {t: n for t, (_, n) in before.items()}
+
+
+# --- the compact layout: token ids, narrow term frequencies, packed per-document tokens ----
+
+
+def test_a_term_frequency_past_one_byte_widens_its_postings_and_scores_stay_exact() -> None:
+    corpus = {"long": " ".join(["knee"] * 300 + ["ice"]), "short": "knee ice pack"}
+    index = LexicalIndex()
+    for node_id, text in corpus.items():
+        index.add(node_id, text, NodeKind.EVENT)
+    assert index.term_counts("long") == {"knee": 300, "ice": 1}
+    for query in ("knee", "knee ice", "pack"):
+        expected = _reference(corpus, query)
+        assert index.scores(query) == pytest.approx(expected, rel=1e-12)
+    undo = index.remove("long")
+    assert index.scores("knee") == pytest.approx(_reference({"short": "knee ice pack"}, "knee"))
+    undo()
+    assert index.scores("knee ice") == pytest.approx(_reference(corpus, "knee ice"), rel=1e-12)
+
+
+def test_term_counts_are_what_was_indexed() -> None:
+    index = LexicalIndex()
+    index.add("a", "David limped; David's knee", NodeKind.EVENT)
+    index.add("b", "knee", NodeKind.EVENT)
+    assert index.term_counts("a") == {"david": 2, "limp": 1, "knee": 1}
+    index.add("a", "ice pack", NodeKind.FUSED)
+    assert index.term_counts("a") == {"ice": 1, "pack": 1}
+    index.remove("a")
+    assert index.term_counts("a") is None and index.term_counts("b") == {"knee": 1}
+
+
+def test_an_undo_after_new_tokens_and_reused_slots_restores_the_old_document() -> None:
+    """An undo snapshot holds token ids; ids are never reused, so neither a token list
+    emptied meanwhile nor a freed slot taken by another document can change what it means."""
+    index = LexicalIndex()
+    index.add("keep", "park fridge", NodeKind.EVENT)
+    undo = index.add("x", "zebra knee", NodeKind.FUSED)
+    undo_remove = index.remove("x")  # "zebra" and "knee" postings are now empty
+    index.add("y", "jazz lamp zebra", NodeKind.EVENT)  # new tokens; takes x's free slot
+    index.remove("y")
+    undo_remove()
+    live = {"keep": "park fridge", "x": "zebra knee"}
+    assert index.term_counts("x") == {"zebra": 1, "knee": 1}
+    assert index.scores("zebra knee jazz") == pytest.approx(
+        _reference(live, "zebra knee jazz"), rel=1e-12
+    )
+    assert [i for i, _ in index.search("zebra", 5, kind=NodeKind.FUSED)] == ["x"]
+    undo()
+    assert index.term_counts("x") is None and index.search("zebra", 5) == []
+
+
+def test_many_removals_keep_every_document_pointing_at_its_postings() -> None:
+    """A removal moves another document's posting into the hole and re-points it there:
+    after thousands of removals and re-adds, every document still finds each of its
+    postings where it says, and the scores are still rank_bm25's."""
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(30)]
+    index = LexicalIndex()
+    live: dict[str, str] = {}
+    for step in range(3_000):
+        node_id = f"d{rng.randrange(400)}"
+        if node_id in live and rng.random() < 0.5:
+            index.remove(node_id)
+            del live[node_id]
+        else:
+            live[node_id] = " ".join(rng.choices(words, k=rng.randrange(1, 12)))
+            index.add(node_id, live[node_id], NodeKind.EVENT)
+    for node_id, slot in index._slot_of.items():
+        tokens, positions = index._postings_of(slot)
+        assert all(index._postings[t].slots[p] == slot for t, p in zip(tokens, positions))
+        assert index.term_counts(node_id) == Counter(tokenize(live[node_id]))
+    assert sum(p.n for p in index._postings) == sum(len(set(tokenize(t))) for t in live.values())
+    for query in ("w1 w2", "w7 w7 w29", "w13"):
+        assert index.scores(query) == pytest.approx(_reference(live, query), rel=1e-12)
+
+
+def test_a_repeated_query_reuses_its_scores_until_the_next_write() -> None:
+    """One search asks the same BM25L query for all kinds and then for events: the second
+    call filters the first one's scores; any write (add, remove, undo) makes it score anew."""
+    index = _corpus_index(1_000)
+    fresh = _corpus_index(1_000)
+    before = index.postings_scored
+    assert index.search("knee zebra", 50) == fresh.search("knee zebra", 50)
+    cost = index.postings_scored - before
+    assert cost > 3
+    for kind in (NodeKind.EVENT, NodeKind.FUSED, None):
+        assert index.search("Knee, zebra!", 20, kind) == fresh.search("knee zebra", 20, kind)
+    assert index.postings_scored - before == cost
+    undo = index.add("z9", "zebra knee knee", NodeKind.FUSED)
+    fresh.add("z9", "zebra knee knee", NodeKind.FUSED)
+    assert index.scores("knee zebra", NodeKind.FUSED) == fresh.scores("knee zebra", NodeKind.FUSED)
+    assert index.postings_scored - before == 2 * cost + 2
+    undo()
+    assert index.scores("knee zebra") == _corpus_index(1_000).scores("knee zebra")
+    assert index.postings_scored - before == 3 * cost + 2
