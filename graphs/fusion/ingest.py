@@ -14,6 +14,9 @@ Single-text inference (each new or changed fused summary is embedded on its own)
 torch thread while the graph loop runs: on a small, busy machine a two-thread OpenMP pool
 spins against other processes and one short text took ~190 ms instead of ~35 ms (measured
 on the 2-core development box). Batch embedding of each chunk keeps the configured threads.
+numpy's BLAS is held to one thread for the whole ingest for the same reason: candidate
+retrieval multiplies a few hundred vectors at a time, and a 1,300 × 384 product took 0.36 ms
+on two OpenBLAS threads against 0.10 ms on one (`/work/exp/s15`, with torch loaded).
 
 A batch is checked whole (ids, immutability, reserved prefixes) before its first chunk is
 written, so a bad record at its end never leaves its beginning stored and fused.
@@ -37,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
+from threadpoolctl import threadpool_limits
 
 from graphs.direct import DirectRunner
 from graphs.fusion.context import FusionContext
@@ -131,30 +135,31 @@ def ingest_events(
     queued = set(store.pending_fusion())
     earlier = _as_events(store.get_events(sorted(queued - {e.event_id for e in batch})))
     report.drained = len(queued)
-    try:
-        # events an interrupted ingest stored but never fused come first, oldest first
-        for event in earlier:
-            session = list(window) if ctx.window_size > 0 else []
-            _fuse_queued(event, session, ctx, tally)
-            window.append(event)
-        for start in range(0, len(batch), max(chunk_size, 1)):
-            part = batch[start : start + max(chunk_size, 1)]
-            t0 = time.perf_counter()
-            fresh = set(store.add_events(part, pending=True, visibility=visibility).added)
-            embed_seconds += time.perf_counter() - t0
-            report.added += len(fresh)
-            for event in part:
-                if skip_unchanged and event.event_id not in fresh | queued:
-                    report.skipped += 1
-                else:
-                    session = list(window) if ctx.window_size > 0 else []
-                    _fuse_queued(event, session, ctx, tally)
+    with threadpool_limits(1, user_api="blas"):  # see the module docstring
+        try:
+            # events an interrupted ingest stored but never fused come first, oldest first
+            for event in earlier:
+                session = list(window) if ctx.window_size > 0 else []
+                _fuse_queued(event, session, ctx, tally)
                 window.append(event)
-                if bar is not None:
-                    bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+            for start in range(0, len(batch), max(chunk_size, 1)):
+                part = batch[start : start + max(chunk_size, 1)]
+                t0 = time.perf_counter()
+                fresh = set(store.add_events(part, pending=True, visibility=visibility).added)
+                embed_seconds += time.perf_counter() - t0
+                report.added += len(fresh)
+                for event in part:
+                    if skip_unchanged and event.event_id not in fresh | queued:
+                        report.skipped += 1
+                    else:
+                        session = list(window) if ctx.window_size > 0 else []
+                        _fuse_queued(event, session, ctx, tally)
+                    window.append(event)
+                    if bar is not None:
+                        bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
     flush = getattr(store, "flush", None)
     if callable(flush):
         flush()
