@@ -773,7 +773,7 @@ class MemoryStore:
             del self._fingerprints[event.event_id]
             del self._visibility[event.event_id]
             self._count_sources(event, -1)
-            self._temporal.remove(event.event_id)
+            self._temporal.remove(event)
         db.after_commit(self._vectors.maybe_flush)
 
     def _index_events(
@@ -790,7 +790,7 @@ class MemoryStore:
                 del self._events[event.event_id]
                 del self._fingerprints[event.event_id]
                 self._count_sources(event, -1)
-                self._temporal.remove(event.event_id)
+                self._temporal.remove(event)
 
         db.on_rollback(forget)
         for event in new:
@@ -1020,7 +1020,7 @@ class MemoryStore:
         self, event_id: str, radius: int, by: Literal["device", "person"]
     ) -> list[str]:
         """Up to `radius` events before and after, on the same device (or sharing a person)."""
-        return self._temporal.adjacent(event_id, radius, by)
+        return self._temporal.adjacent(self.get_event(event_id), radius, by)
 
     # --- what the store knows ---------------------------------------------------------
 
