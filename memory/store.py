@@ -55,6 +55,7 @@ from memory.errors import (
     NodeNotFoundError,
     storage_fault,
 )
+from memory.event_table import EventTable
 from memory.lexical_index import BM25Params, LexicalIndex
 from memory.models import (
     FUSED_PREFIX,
@@ -183,7 +184,7 @@ class MemoryStore:
         self._owns_embedder = owns_embedder
         self._db = db
         self._vectors = vectors
-        self._events: dict[str, Event] = {}
+        self._events = EventTable()
         self._fingerprints: dict[str, str] = {}
         self._fused: dict[str, FusedNode] = {}
         self._visibility: dict[str, str] = {}
@@ -378,29 +379,28 @@ class MemoryStore:
         """Read events and fused nodes into fresh in-memory indexes, then put them in place
         together (a search running meanwhile sees the old state or the new, never a mix of
         the containers)."""
-        events: dict[str, Event] = {}
+        events = EventTable()
         fingerprints: dict[str, str] = {}
         fused: dict[str, FusedNode] = {}
         people: Counter[str] = Counter()
         devices: Counter[str] = Counter()
         lexical, temporal = LexicalIndex(self._bm25), TemporalIndex()
+        visibility = self._stored_visibility()
         rows = self._db.execute("SELECT fingerprint, body FROM events ORDER BY ts, event_id")
         for fingerprint, body in rows:
             event = Event.model_validate_json(body)
-            events[event.event_id] = event
+            events.add(event, body)
             fingerprints[event.event_id] = fingerprint
             devices[event.device] += 1
             people.update(set(event.characters))
             temporal.add(event)
             lexical.add(event.event_id, event.index_text(), NodeKind.EVENT)
+            if event.event_id not in visibility:
+                visibility[event.event_id] = derive_visibility(event)
         for (body,) in self._db.execute("SELECT body FROM fused_nodes ORDER BY node_id"):
             node = FusedNode.model_validate_json(body)
             fused[node.node_id] = node
             lexical.add(node.node_id, node.index_text(), NodeKind.FUSED)
-        visibility = self._stored_visibility()
-        for event_id, event in events.items():
-            if event_id not in visibility:
-                visibility[event_id] = derive_visibility(event)
         self._events, self._fingerprints, self._fused = events, fingerprints, fused
         self._visibility = {i: visibility[i] for i in events}
         self._people, self._devices = people, devices
@@ -440,7 +440,7 @@ class MemoryStore:
         """Node → (kind, start, end, indexed text): what the vector table must hold."""
         expected: dict[str, tuple[NodeKind, datetime, datetime, str]] = {
             e.event_id: (NodeKind.EVENT, e.timestamp, e.timestamp, e.index_text())
-            for e in self._events.values()
+            for e in self._events.scan()
         }
         for node in self._fused.values():
             expected[node.node_id] = (NodeKind.FUSED, node.start, node.end, node.index_text())
@@ -618,6 +618,7 @@ class MemoryStore:
             return AddReport(unchanged=unchanged)
         audiences = {e.event_id: visibility.get(e.event_id) or derive_visibility(e) for e in new}
         vectors = self._embed([e.index_text() for e in new], progress)
+        bodies = {e.event_id: e.model_dump_json() for e in new}
         with self._db.transaction() as db:
             db.executemany(
                 "INSERT INTO events (event_id, ts, fingerprint, body) VALUES (?, ?, ?, ?)",
@@ -626,7 +627,7 @@ class MemoryStore:
                         e.event_id,
                         e.timestamp.isoformat(),
                         fingerprints[e.event_id],
-                        e.model_dump_json(),
+                        bodies[e.event_id],
                     )
                     for e in new
                 ],
@@ -641,7 +642,7 @@ class MemoryStore:
                     "ON CONFLICT DO NOTHING",
                     [(e.event_id, e.timestamp.isoformat()) for e in new],
                 )
-            self._index_events(db, new, fingerprints, vectors)
+            self._index_events(db, new, fingerprints, bodies, vectors)
             self._visibility.update(audiences)
 
             def unset() -> None:
@@ -758,7 +759,7 @@ class MemoryStore:
         def restore() -> None:
             for event, fingerprint, visibility in saved:
                 if event.event_id not in self._events:
-                    self._events[event.event_id] = event
+                    self._events.add(event)
                     self._fingerprints[event.event_id] = fingerprint
                     self._visibility[event.event_id] = visibility
                     self._count_sources(event, +1)
@@ -781,8 +782,11 @@ class MemoryStore:
         db: BaseDatabase,
         new: list[Event],
         fingerprints: Mapping[str, str],
+        bodies: Mapping[str, str],
         vectors: np.ndarray,
     ) -> None:
+        """Put new events in the in-memory indexes, undone on rollback; `bodies` are their
+        JSON as written to the database, kept as the event table's compact rows."""
         indexed: list[Event] = []
 
         def forget() -> None:  # registered first: undoes however far the loop below got
@@ -794,7 +798,7 @@ class MemoryStore:
 
         db.on_rollback(forget)
         for event in new:
-            self._events[event.event_id] = event
+            self._events.add(event, bodies[event.event_id])
             self._fingerprints[event.event_id] = fingerprints[event.event_id]
             self._count_sources(event, +1)
             indexed.append(event)
@@ -828,7 +832,8 @@ class MemoryStore:
     def all_events(self) -> list[Event]:
         """Every event, ordered by (timestamp, event_id)."""
         with self._db.lock:
-            return [self._events[i] for i in self._temporal.between(datetime.min, datetime.max)]
+            ids = self._temporal.between(datetime.min, datetime.max)
+            return [self._events.decode(i) for i in ids]
 
     # --- fused nodes ------------------------------------------------------------------
 
@@ -950,7 +955,7 @@ class MemoryStore:
         vector store's files, and drop the cached embeddings of `texts` (the forgotten nodes'
         indexed texts) that no remaining node still indexes. Returns what it did."""
         with self._db.lock:
-            still = {e.index_text() for e in self._events.values()}
+            still = {e.index_text() for e in self._events.scan()}
             still |= {n.index_text() for n in self._fused.values()}
         done: dict[str, int] = {}
         self._vectors.flush()
