@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sqlite3
+import sys
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -187,6 +188,7 @@ class MemoryStore:
         self._events = EventTable()
         self._fingerprints: dict[str, str] = {}
         self._fused: dict[str, FusedNode] = {}
+        # Values are interned: a million events share a few audiences, not a string each.
         self._visibility: dict[str, str] = {}
         self._people: Counter[str] = Counter()
         self._devices: Counter[str] = Counter()
@@ -396,7 +398,7 @@ class MemoryStore:
             temporal.add(event)
             lexical.add(event.event_id, event.index_text(), NodeKind.EVENT)
             if event.event_id not in visibility:
-                visibility[event.event_id] = derive_visibility(event)
+                visibility[event.event_id] = sys.intern(derive_visibility(event))
         for (body,) in self._db.execute("SELECT body FROM fused_nodes ORDER BY node_id"):
             node = FusedNode.model_validate_json(body)
             fused[node.node_id] = node
@@ -411,7 +413,7 @@ class MemoryStore:
             rows = self._db.execute("SELECT event_id, visibility FROM event_visibility")
         except sqlite3.OperationalError:  # a store made before visibility, opened read-only
             return {}
-        return {event_id: value for event_id, value in rows}
+        return {event_id: sys.intern(value) for event_id, value in rows}
 
     def refresh(self) -> bool:
         """Catch up with what other processes committed since this store last looked: a CLI
@@ -616,7 +618,9 @@ class MemoryStore:
         new, unchanged, fingerprints = self._validated(events)
         if not new:
             return AddReport(unchanged=unchanged)
-        audiences = {e.event_id: visibility.get(e.event_id) or derive_visibility(e) for e in new}
+        audiences = {
+            e.event_id: sys.intern(visibility.get(e.event_id) or derive_visibility(e)) for e in new
+        }
         vectors = self._embed([e.index_text() for e in new], progress)
         bodies = {e.event_id: e.model_dump_json() for e in new}
         with self._db.transaction() as db:
@@ -700,7 +704,7 @@ class MemoryStore:
         with self._db.lock:
             for event_id in changes:
                 self.visibility_of(event_id)
-            changed = {i: v for i, v in changes.items() if self._visibility[i] != v}
+            changed = {i: sys.intern(v) for i, v in changes.items() if self._visibility[i] != v}
             if not changed:
                 return []
             previous = {i: self._visibility[i] for i in changed}
