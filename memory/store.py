@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sqlite3
+import sys
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -55,6 +56,7 @@ from memory.errors import (
     NodeNotFoundError,
     storage_fault,
 )
+from memory.event_table import EventTable
 from memory.lexical_index import BM25Params, LexicalIndex
 from memory.models import (
     FUSED_PREFIX,
@@ -197,9 +199,10 @@ class MemoryStore:
         self._owns_embedder = owns_embedder
         self._db = db
         self._vectors = vectors
-        self._events: dict[str, Event] = {}
+        self._events = EventTable()
         self._fingerprints: dict[str, str] = {}
         self._fused: dict[str, FusedNode] = {}
+        # Values are interned: a million events share a few audiences, not a string each.
         self._visibility: dict[str, str] = {}
         self._people: Counter[str] = Counter()
         self._devices: Counter[str] = Counter()
@@ -392,29 +395,28 @@ class MemoryStore:
         """Read events and fused nodes into fresh in-memory indexes, then put them in place
         together (a search running meanwhile sees the old state or the new, never a mix of
         the containers)."""
-        events: dict[str, Event] = {}
+        events = EventTable()
         fingerprints: dict[str, str] = {}
         fused: dict[str, FusedNode] = {}
         people: Counter[str] = Counter()
         devices: Counter[str] = Counter()
         lexical, temporal = LexicalIndex(self._bm25), TemporalIndex()
+        visibility = self._stored_visibility()
         rows = self._db.execute("SELECT fingerprint, body FROM events ORDER BY ts, event_id")
         for fingerprint, body in rows:
             event = Event.model_validate_json(body)
-            events[event.event_id] = event
+            events.add(event, body)
             fingerprints[event.event_id] = fingerprint
             devices[event.device] += 1
             people.update(set(event.characters))
             temporal.add(event)
             lexical.add(event.event_id, event.index_text(), NodeKind.EVENT)
+            if event.event_id not in visibility:
+                visibility[event.event_id] = sys.intern(derive_visibility(event))
         for (body,) in self._db.execute("SELECT body FROM fused_nodes ORDER BY node_id"):
             node = FusedNode.model_validate_json(body)
             fused[node.node_id] = node
             lexical.add(node.node_id, node.index_text(), NodeKind.FUSED)
-        visibility = self._stored_visibility()
-        for event_id, event in events.items():
-            if event_id not in visibility:
-                visibility[event_id] = derive_visibility(event)
         self._events, self._fingerprints, self._fused = events, fingerprints, fused
         self._visibility = {i: visibility[i] for i in events}
         self._people, self._devices = people, devices
@@ -425,7 +427,7 @@ class MemoryStore:
             rows = self._db.execute("SELECT event_id, visibility FROM event_visibility")
         except sqlite3.OperationalError:  # a store made before visibility, opened read-only
             return {}
-        return {event_id: value for event_id, value in rows}
+        return {event_id: sys.intern(value) for event_id, value in rows}
 
     def refresh(self) -> bool:
         """Catch up with what other processes committed since this store last looked: a CLI
@@ -454,7 +456,7 @@ class MemoryStore:
         """Node → (kind, start, end, indexed text): what the vector table must hold."""
         expected: dict[str, tuple[NodeKind, datetime, datetime, str]] = {
             e.event_id: (NodeKind.EVENT, e.timestamp, e.timestamp, e.index_text())
-            for e in self._events.values()
+            for e in self._events.scan()
         }
         for node in self._fused.values():
             expected[node.node_id] = (NodeKind.FUSED, node.start, node.end, node.index_text())
@@ -630,8 +632,11 @@ class MemoryStore:
         new, unchanged, fingerprints = self._validated(events)
         if not new:
             return AddReport(unchanged=unchanged)
-        audiences = {e.event_id: visibility.get(e.event_id) or derive_visibility(e) for e in new}
+        audiences = {
+            e.event_id: sys.intern(visibility.get(e.event_id) or derive_visibility(e)) for e in new
+        }
         vectors = self._embed([e.index_text() for e in new], progress)
+        bodies = {e.event_id: e.model_dump_json() for e in new}
         with self._db.transaction() as db:
             db.executemany(
                 "INSERT INTO events (event_id, ts, fingerprint, body) VALUES (?, ?, ?, ?)",
@@ -640,7 +645,7 @@ class MemoryStore:
                         e.event_id,
                         e.timestamp.isoformat(),
                         fingerprints[e.event_id],
-                        e.model_dump_json(),
+                        bodies[e.event_id],
                     )
                     for e in new
                 ],
@@ -655,7 +660,7 @@ class MemoryStore:
                     "ON CONFLICT DO NOTHING",
                     [(e.event_id, e.timestamp.isoformat()) for e in new],
                 )
-            self._index_events(db, new, fingerprints, vectors)
+            self._index_events(db, new, fingerprints, bodies, vectors)
             self._visibility.update(audiences)
 
             def unset() -> None:
@@ -713,7 +718,7 @@ class MemoryStore:
         with self._db.lock:
             for event_id in changes:
                 self.visibility_of(event_id)
-            changed = {i: v for i, v in changes.items() if self._visibility[i] != v}
+            changed = {i: sys.intern(v) for i, v in changes.items() if self._visibility[i] != v}
             if not changed:
                 return []
             previous = {i: self._visibility[i] for i in changed}
@@ -772,7 +777,7 @@ class MemoryStore:
         def restore() -> None:
             for event, fingerprint, visibility in saved:
                 if event.event_id not in self._events:
-                    self._events[event.event_id] = event
+                    self._events.add(event)
                     self._fingerprints[event.event_id] = fingerprint
                     self._visibility[event.event_id] = visibility
                     self._count_sources(event, +1)
@@ -787,7 +792,7 @@ class MemoryStore:
             del self._fingerprints[event.event_id]
             del self._visibility[event.event_id]
             self._count_sources(event, -1)
-            self._temporal.remove(event.event_id)
+            self._temporal.remove(event)
         db.after_commit(self._vectors.maybe_flush)
 
     def _index_events(
@@ -795,8 +800,11 @@ class MemoryStore:
         db: BaseDatabase,
         new: list[Event],
         fingerprints: Mapping[str, str],
+        bodies: Mapping[str, str],
         vectors: np.ndarray,
     ) -> None:
+        """Put new events in the in-memory indexes, undone on rollback; `bodies` are their
+        JSON as written to the database, kept as the event table's compact rows."""
         indexed: list[Event] = []
 
         def forget() -> None:  # registered first: undoes however far the loop below got
@@ -804,11 +812,11 @@ class MemoryStore:
                 del self._events[event.event_id]
                 del self._fingerprints[event.event_id]
                 self._count_sources(event, -1)
-                self._temporal.remove(event.event_id)
+                self._temporal.remove(event)
 
         db.on_rollback(forget)
         for event in new:
-            self._events[event.event_id] = event
+            self._events.add(event, bodies[event.event_id])
             self._fingerprints[event.event_id] = fingerprints[event.event_id]
             self._count_sources(event, +1)
             indexed.append(event)
@@ -842,7 +850,8 @@ class MemoryStore:
     def all_events(self) -> list[Event]:
         """Every event, ordered by (timestamp, event_id)."""
         with self._db.lock:
-            return [self._events[i] for i in self._temporal.between(datetime.min, datetime.max)]
+            ids = self._temporal.between(datetime.min, datetime.max)
+            return [self._events.decode(i) for i in ids]
 
     # --- fused nodes ------------------------------------------------------------------
 
@@ -964,7 +973,7 @@ class MemoryStore:
         vector store's files, and drop the cached embeddings of `texts` (the forgotten nodes'
         indexed texts) that no remaining node still indexes. Returns what it did."""
         with self._db.lock:
-            still = {e.index_text() for e in self._events.values()}
+            still = {e.index_text() for e in self._events.scan()}
             still |= {n.index_text() for n in self._fused.values()}
         done: dict[str, int] = {}
         self._vectors.flush()
@@ -1034,7 +1043,7 @@ class MemoryStore:
         self, event_id: str, radius: int, by: Literal["device", "person"]
     ) -> list[str]:
         """Up to `radius` events before and after, on the same device (or sharing a person)."""
-        return self._temporal.adjacent(event_id, radius, by)
+        return self._temporal.adjacent(self.get_event(event_id), radius, by)
 
     # --- what the store knows ---------------------------------------------------------
 

@@ -4,6 +4,10 @@ Sorted `(timestamp, event_id)` lists searched with bisect: a window is two bisec
 and "what happened just before/after on the same watch (or to the same person)" is a
 slice around the event's position. Events arrive mostly in time order, so inserts are
 nearly always appends.
+
+The index holds no events, only their keys: whoever removes an event or asks for its
+neighbours hands the event in (the store holds events compactly, see
+`memory.event_table`, and a second id → event map here would keep them all decoded).
 """
 
 from __future__ import annotations
@@ -27,25 +31,30 @@ class TemporalIndex:
         self._all: list[_Key] = []
         self._by_device: dict[str, list[_Key]] = defaultdict(list)
         self._by_person: dict[str, list[_Key]] = defaultdict(list)
-        self._events: dict[str, Event] = {}
 
     def __len__(self) -> int:
         return len(self._all)
 
+    def __contains__(self, event: Event) -> bool:
+        key = (event.timestamp, event.event_id)
+        at = bisect.bisect_left(self._all, key)
+        return at < len(self._all) and self._all[at] == key
+
     def add(self, event: Event) -> None:
-        if event.event_id in self._events:
+        """Index the event; one already indexed is left as it is."""
+        if event in self:
             return
         key = (event.timestamp, event.event_id)
-        self._events[event.event_id] = event
         for keys in self._lists_of(event):
             if not keys or keys[-1] < key:
                 keys.append(key)
             else:
                 bisect.insort(keys, key)
 
-    def remove(self, event_id: str) -> None:
-        event = self._events.pop(event_id, None)
-        if event is None:
+    def remove(self, event: Event) -> None:
+        """Drop the event (the one indexed: same id, time, device and people); one not
+        indexed is ignored."""
+        if event not in self:
             return
         key = (event.timestamp, event.event_id)
         for keys in self._lists_of(event):
@@ -74,15 +83,14 @@ class TemporalIndex:
     def last(self) -> datetime | None:
         return self._all[-1][0] if self._all else None
 
-    def adjacent(self, event_id: str, radius: int, by: Literal["device", "person"]) -> list[str]:
-        """Up to `radius` events before and `radius` after `event_id`, in time order.
+    def adjacent(self, event: Event, radius: int, by: Literal["device", "person"]) -> list[str]:
+        """Up to `radius` events before and `radius` after `event`, in time order.
 
         by="device": on the same device. by="person": sharing at least one character with
         it (the nearest ones across all its people); an event with no people has none.
         """
-        event = self._events.get(event_id)
-        if event is None:
-            raise NodeNotFoundError(event_id, "event")
+        if event not in self:
+            raise NodeNotFoundError(event.event_id, "event")
         if radius <= 0:
             return []
         key = (event.timestamp, event.event_id)
