@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from memory.blas import one_blas_thread
 from memory.errors import InvalidQueryError, UnknownRecipeError
 from memory.models import parse_timestamp
 from memory.records import Candidate, ContextEntry, ExpansionTrace, PathStep, SearchResult
@@ -93,11 +94,12 @@ def search(
             when = parse_timestamp(question_time)
         except ValueError as exc:
             raise InvalidQueryError(str(exc)) from None
-    return run_search(
-        store,
-        as_plan(plan),
-        resolve_recipe(config),
-        requester=requester,
-        question_time=when,
-        question=question,
-    )
+    with one_blas_thread():  # small products: see memory.blas
+        return run_search(
+            store,
+            as_plan(plan),
+            resolve_recipe(config),
+            requester=requester,
+            question_time=when,
+            question=question,
+        )

@@ -14,9 +14,7 @@ Single-text inference (each new or changed fused summary is embedded on its own)
 torch thread while the graph loop runs: on a small, busy machine a two-thread OpenMP pool
 spins against other processes and one short text took ~190 ms instead of ~35 ms (measured
 on the 2-core development box). Batch embedding of each chunk keeps the configured threads.
-numpy's BLAS is held to one thread for the whole ingest for the same reason: candidate
-retrieval multiplies a few hundred vectors at a time, and a 1,300 × 384 product took 0.36 ms
-on two OpenBLAS threads against 0.10 ms on one (`/work/exp/s15`, with torch loaded).
+numpy's BLAS is held to one thread for the graph loop for the same reason (`memory.blas`).
 
 A batch is checked whole (ids, immutability, reserved prefixes) before its first chunk is
 written, so a bad record at its end never leaves its beginning stored and fused.
@@ -40,12 +38,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
-from threadpoolctl import threadpool_limits
 
 from graphs.direct import DirectRunner
 from graphs.fusion.context import FusionContext
 from graphs.fusion.graph import graph
 from graphs.fusion.state import FusionOutput
+from memory.blas import one_blas_thread
 from memory.fusion.commit import replay_pending
 from memory.models import Event, as_events
 from memory.store_api import MemoryStoreAPI
@@ -135,7 +133,7 @@ def ingest_events(
     queued = set(store.pending_fusion())
     earlier = _as_events(store.get_events(sorted(queued - {e.event_id for e in batch})))
     report.drained = len(queued)
-    with threadpool_limits(1, user_api="blas"):  # see the module docstring
+    with one_blas_thread():  # small products (memory.blas)
         try:
             # events an interrupted ingest stored but never fused come first, oldest first
             for event in earlier:

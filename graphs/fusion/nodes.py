@@ -102,7 +102,9 @@ def store_event(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]
     event = _current(state)
     if store.has_node(event.event_id):
         stored = store.get_event(event.event_id)
-        if stored.fingerprint() != event.fingerprint():
+        # equal models first: an ingest stored this very event a moment ago (cheap), and
+        # only a difference needs the fingerprints to tell a conflict from a formatting one
+        if stored != event and stored.fingerprint() != event.fingerprint():
             raise EventConflictError(event.event_id, stored.differing_fields(event))
     else:
         store.add_events([event])
