@@ -7,6 +7,7 @@ words the members share (the evidence that made them one segment).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -42,13 +43,20 @@ class _Item:
 _SURFACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]*")
 
 
-def _stem_surfaces(text: str) -> dict[str, str]:
-    """Each token of `text` mapped to the first surface word that produced it (for display)."""
+@functools.lru_cache(maxsize=1 << 14)
+def _stem_surfaces(text: str) -> tuple[tuple[str, str], ...]:
+    """Each token of `text` with the first surface word that produced it (for display).
+    Cached: a pack's members are summarised again every time the pack grows."""
     out: dict[str, str] = {}
     for word in _SURFACE.findall(text):
         for token in tokenize(word):
             out.setdefault(token, word.strip(".:-").lower())
-    return out
+    return tuple(out.items())
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _token_set(text: str) -> frozenset[str]:
+    return frozenset(tokenize(text))
 
 
 def _join_names(names: Sequence[str]) -> str:
@@ -92,8 +100,7 @@ def key_terms(members: Sequence[Member | _Item], limit: int = 6) -> list[str]:
     surfaces: dict[str, str] = {}
     first: dict[str, int] = {}
     for e in events:
-        mapping = _stem_surfaces(e.description)
-        for token, surface in mapping.items():
+        for token, surface in _stem_surfaces(e.description):
             if token in skip or len(token) < 3 or token.replace(".", "").isdigit():
                 continue
             counts[token] += 1
@@ -110,7 +117,7 @@ def key_terms(members: Sequence[Member | _Item], limit: int = 6) -> list[str]:
 def lead_description(members: Sequence[Member | _Item]) -> str:
     """The member description sharing the most tokens with the others (the pack's centroid)."""
     events = [m if isinstance(m, _Item) else _Item(m) for m in members]
-    token_sets = [set(tokenize(e.description)) for e in events]
+    token_sets = [_token_set(e.description) for e in events]
 
     def overlap(i: int) -> int:
         return sum(len(token_sets[i] & token_sets[j]) for j in range(len(events)) if j != i)
