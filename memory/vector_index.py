@@ -308,6 +308,9 @@ class VectorIndex:
         self._end = np.zeros(0, dtype=np.float64)
         self._text_fp: dict[str, str] = {}
         self._pending: dict[str, Literal["upsert", "delete"]] = {}
+        # pending nodes Chroma has never held: no row of theirs can be stale there, so a
+        # query need not fetch extra rows for them (a fused ingest buffers hundreds)
+        self._not_in_chroma: set[str] = set()
         self._chroma_count = 0
         if client_key is not None:
             _LIVE_INDEXES.add(self)  # so that a scrub can re-point every user of its collection
@@ -431,6 +434,7 @@ class VectorIndex:
         """Capture the current state of node_ids; the returned function puts it back."""
         before = {i: self._snapshot(i) for i in node_ids}
         pending_before = {i: self._pending.get(i) for i in node_ids}
+        outside_before = {i for i in node_ids if i in self._not_in_chroma}
 
         def restore() -> None:
             with self._lock:
@@ -445,6 +449,10 @@ class VectorIndex:
                         self._pending.pop(node_id, None)
                     else:
                         self._pending[node_id] = previous
+                    if node_id in outside_before:
+                        self._not_in_chroma.add(node_id)
+                    else:
+                        self._not_in_chroma.discard(node_id)
 
         return restore
 
@@ -459,6 +467,8 @@ class VectorIndex:
             undo = self._restorer([item.node_id for item in items])
             try:
                 for item in items:
+                    if item.node_id not in self._slot_of and item.node_id not in self._pending:
+                        self._not_in_chroma.add(item.node_id)  # brand new since the last flush
                     vector = np.asarray(item.vector, dtype=np.float32).reshape(-1)
                     self._put(
                         item.node_id,
@@ -570,6 +580,7 @@ class VectorIndex:
                     metadatas=[self._metadata(i, s) for i, s in zip(chunk, slots)],
                 )
             self._pending.clear()
+            self._not_in_chroma.clear()
             self._chroma_count = self._col.count()
 
     def _metadata(self, node_id: str, slot: int) -> dict[str, Any]:
@@ -784,9 +795,10 @@ class VectorIndex:
         admitted: int,
     ) -> set[str]:
         """Ids worth rescoring: an unfiltered ANN fetch sized to the filter's selectivity, then
-        Chroma's `where` only if too few of those pass. Buffered writes make some Chroma rows
-        stale (deleted or changed here), so every fetch asks for that many extra rows."""
-        stale = len(self._pending)
+        Chroma's `where` only if too few of those pass. Buffered updates and deletes leave that
+        many Chroma rows stale, so every fetch asks for that many extra rows; buffered new
+        nodes have no row there (the caller rescores them from memory)."""
+        stale = len(self._pending) - len(self._not_in_chroma)  # updated or deleted rows only
         ratio = len(self._slot_of) / admitted
         oversampled = math.ceil(n * ratio * (self.config.oversample if ratio > 1 else 1.0))
         fetch = min(self._chroma_count, max(n, min(self.config.max_fetch, oversampled)) + stale)

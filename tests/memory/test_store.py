@@ -3,6 +3,7 @@ Chroma server, so nothing in this file may assume embedded Chroma."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -437,6 +438,42 @@ def test_dense_search_through_chroma_ignores_rows_not_yet_rewritten(
         ("fused_jazz", pytest.approx(1.0, abs=1e-5))
     ]
     assert "fused_knee" not in {i for i, _ in store.dense_search(query, 20)}
+
+
+def test_buffered_new_nodes_do_not_widen_chroma_fetches(
+    open_store: Any, household: list[Event], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only buffered updates and deletes can leave stale rows in Chroma, so only they make a
+    query fetch extra rows; buffered new events are rescored from memory and still found."""
+    from memory.vector_index import VectorIndex
+
+    asked: list[int] = []
+    real = VectorIndex._query_ids
+
+    def spy(self: VectorIndex, q: np.ndarray, n: int, where: Any = None) -> set[str]:
+        asked.append(n)
+        return real(self, q, n, where)
+
+    monkeypatch.setattr(VectorIndex, "_query_ids", spy)
+    store = open_store(vector_config=VectorIndexConfig(exact_scan_limit=0))
+    store.add_events(household)
+    store.put_fused(knee_pack(store, "knee injury ice pack"))
+    store.flush()
+    copies = [e.model_copy(update={"event_id": f"copy_{e.event_id}"}) for e in household]
+    store.add_events(copies)  # new: buffered, no row in Chroma
+    query = store.embed_query("knee injury ice pack")
+    hits = store.dense_search(query, 2, kind=NodeKind.EVENT)
+    n_all, n_events = len(household) * 2 + 1, len(household) * 2
+    assert asked == [math.ceil(2 * n_all / n_events * 2)]  # oversampled, no row per new event
+    assert len(hits) == 2
+    new_ids = {e.event_id for e in copies}
+    assert new_ids & {i for i, _ in store.dense_search(query, 20)}  # still found from memory
+    asked.clear()
+    store.put_fused(  # an update: Chroma's row of this pack is now stale
+        store.get_fused("fused_knee").model_copy(update={"summary": "jazz", "version": 2})
+    )
+    store.dense_search(query, 2)
+    assert asked == [3]  # n plus the one stale row
 
 
 def test_lexical_search_finds_names_and_filters_kind(
