@@ -15,17 +15,24 @@ speed only, never a result.
 
 from __future__ import annotations
 
-import functools
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from threadpoolctl import ThreadpoolController
 
+_CONTROLLER: tuple[int, ThreadpoolController] | None = None
 
-@functools.cache
+
 def _controller() -> ThreadpoolController:
-    # built once: inspecting the loaded libraries costs ~0.3 ms, a limit ~65 µs after that
-    return ThreadpoolController()
+    """The loaded thread pools, inspected again only when Python has imported more modules
+    since (an extension such as torch or scipy may bring a BLAS of its own): inspecting
+    costs ~0.5 ms, a limit on a known controller ~65 µs."""
+    global _CONTROLLER
+    loaded = len(sys.modules)
+    if _CONTROLLER is None or _CONTROLLER[0] != loaded:
+        _CONTROLLER = (loaded, ThreadpoolController())  # a race only inspects twice
+    return _CONTROLLER[1]
 
 
 @contextmanager

@@ -34,3 +34,21 @@ def test_the_count_comes_back_when_the_block_raises() -> None:
     with pytest.raises(RuntimeError), one_blas_thread():
         raise RuntimeError("boom")
     assert _blas_threads() == before
+
+
+def test_the_pools_are_inspected_again_once_more_modules_are_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An extension imported after the first use may bring a BLAS of its own (the full test
+    run loads two): the next block must see it, not a controller built before it came."""
+    import sys
+    import types
+
+    import memory.blas as blas
+
+    with one_blas_thread():
+        pass
+    first = blas._controller()
+    assert blas._controller() is first  # nothing new loaded: no second inspection
+    monkeypatch.setitem(sys.modules, "memfuse_test_extension", types.ModuleType("x"))
+    assert blas._controller() is not first
