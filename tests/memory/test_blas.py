@@ -44,7 +44,7 @@ def test_the_pools_are_inspected_again_once_more_modules_are_loaded(
     import sys
     import types
 
-    import memory.blas as blas
+    from memory import blas
 
     with one_blas_thread():
         pass
