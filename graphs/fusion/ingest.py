@@ -121,9 +121,7 @@ def ingest_events(
         replayed=len(replay_pending(store)),
     )
     window: deque[Event] = deque(maxlen=max(ctx.window_size, 1))
-    tally = _Tally(
-        report, keep_rejections=keep_rejections, on_plan=on_plan, invoke=_invoker(runtime)
-    )
+    tally = _Tally(report, _invoker(runtime), keep_rejections=keep_rejections, on_plan=on_plan)
     embed_seconds = 0.0
     bar = None
     if progress:
@@ -175,13 +173,12 @@ class _Tally:
     """What the fused events of one ingest add up to (counts go into `report` as they come)."""
 
     report: IngestReport
+    invoke: Callable[[dict[str, Any], FusionContext], FusionOutput]
+    """One fusion run (`_invoker`)."""
     ops: Counter[str] = field(default_factory=Counter)
     edges: Counter[str] = field(default_factory=Counter)
     keep_rejections: int = 20
     on_plan: Callable[[PlanOutcome], None] | None = None
-    invoke: Callable[[dict[str, Any], FusionContext], FusionOutput] = field(
-        default_factory=lambda: _invoker("direct")
-    )
 
 
 Runtime = Literal["direct", "langgraph"]

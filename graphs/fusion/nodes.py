@@ -255,7 +255,7 @@ def validate(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]:
             store, state.plan, event.event_id, _visible(state), state.inspected, ctx.limits()
         )
     # salted with the event's earlier attempts: unique per attempt, reproducible for the same
-    # ingest sequence (an index lookup; the log's whole size cost O(log) per event)
+    # ingest sequence (an index lookup; counting the whole plan log grew with every event)
     salt = str(store.plan_attempts(event.event_id))
     plan_id = make_plan_id(
         event.event_id, state.plan, salt=salt if state.plan else salt + violations[0]

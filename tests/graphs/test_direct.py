@@ -22,38 +22,20 @@ from graphs.state import Input, fresh_run, node
 from memory.store import MemoryStore
 from tests.graphs.test_fusion_graph import (
     E4,
+    OVER_BUDGET,
     REJECTIONS,
-    UPDATED,
-    choose,
+    SEARCH_LOOKUP_COMMIT,
+    TIGHT_BUDGET,
     llm_context,
     open_store,
-    propose,
     seed,
 )
 from tests.graphs.test_store_state_machine import snapshot
 from tests.support.embedders import tiny_embedder
 
 TRAJECTORIES = [
-    pytest.param(
-        [
-            choose("search_memory", query="milk spill on the table"),
-            choose("get_pack_members", fused_id="fused_pack"),
-            choose("submit"),
-            propose(
-                {"op": "update_fusion_node", "fused_id": "fused_pack", "summary": UPDATED},
-                {"op": "create_edge", "target_id": "e1", "reason": "the spill caused it"},
-            ),
-        ],
-        {},
-        id="search-lookup-commit",
-    ),
-    pytest.param(
-        [choose("search_memory", query=f"q{i}") for i in range(2)]
-        + [choose("get_pack_members", fused_id="fused_pack")] * 2
-        + [propose({"op": "no_op", "reason": "nothing"})],
-        {"max_tool_turns": 4, "max_searches": 2, "max_pack_lookups": 2},
-        id="budget-spent",
-    ),
+    pytest.param(SEARCH_LOOKUP_COMMIT, {}, id="search-lookup-commit"),
+    pytest.param(OVER_BUDGET, TIGHT_BUDGET, id="budget-spent"),
     *[pytest.param(p.values[0], {}, id=p.id) for p in REJECTIONS],
 ]
 

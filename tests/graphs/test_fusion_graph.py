@@ -126,17 +126,20 @@ def propose(*operations: dict[str, Any]) -> dict[str, str]:
     return {"plan": json.dumps({"operations": list(operations), "rationale": "test"})}
 
 
+SEARCH_LOOKUP_COMMIT = [
+    choose("search_memory", query="milk spill on the table"),
+    choose("get_pack_members", fused_id="fused_pack"),
+    choose("submit"),
+    propose(
+        {"op": "update_fusion_node", "fused_id": "fused_pack", "summary": UPDATED},
+        {"op": "create_edge", "target_id": "e1", "reason": "the spill caused the wiping"},
+    ),
+]
+"""Search, look a pack up, submit: an update of the pack and a causal edge."""
+
+
 def test_search_lookup_submit_commits_the_plan(store: MemoryStore) -> None:
-    answers = [
-        choose("search_memory", query="milk spill on the table"),
-        choose("get_pack_members", fused_id="fused_pack"),
-        choose("submit"),
-        propose(
-            {"op": "update_fusion_node", "fused_id": "fused_pack", "summary": UPDATED},
-            {"op": "create_edge", "target_id": "e1", "reason": "the spill caused the wiping"},
-        ),
-    ]
-    ctx = llm_context(store, answers)
+    ctx = llm_context(store, SEARCH_LOOKUP_COMMIT)
     state = run(E4, ctx)
     assert state["outcome"] == "committed" and state["violations"] == []
     assert [(s.tool, s.argument, s.automatic) for s in state["tool_history"]] == [
@@ -218,15 +221,17 @@ def test_bad_plans_are_rejected_whole(store: MemoryStore, answers, violation: st
     assert status == "rejected" and violation in (reason or "")
 
 
+OVER_BUDGET = [choose("search_memory", query=f"q{i}") for i in range(2)] + [
+    choose("get_pack_members", fused_id="fused_pack"),
+    choose("get_pack_members", fused_id="fused_pack"),
+    propose({"op": "no_op", "reason": "nothing"}),
+]
+"""Four tool calls, the last a repeated lookup, under `TIGHT_BUDGET`."""
+TIGHT_BUDGET = {"max_tool_turns": 4, "max_searches": 2, "max_pack_lookups": 2}
+
+
 def test_tool_budget_is_bounded(store: MemoryStore) -> None:
-    answers = [choose("search_memory", query=f"q{i}") for i in range(2)] + [
-        choose("get_pack_members", fused_id="fused_pack"),
-        choose("get_pack_members", fused_id="fused_pack"),
-        propose({"op": "no_op", "reason": "nothing"}),
-    ]
-    state = run(
-        E4, llm_context(store, answers, max_tool_turns=4, max_searches=2, max_pack_lookups=2)
-    )
+    state = run(E4, llm_context(store, OVER_BUDGET, **TIGHT_BUDGET))
     assert state["turns"] == 4 and state["outcome"] == "committed"
     assert state["tool_history"][-1].note.endswith(
         "already inspected in this trajectory (turn wasted)"
