@@ -487,12 +487,14 @@ class _Runner:
     def _ask(
         self, system: BenchSystem, scenario: BenchScenario, question: BenchQuestion, store: Any
     ) -> None:
-        if self.as_asker and question.user:
-            from memory.access import VisibleStore
+        from memory.access import VisibleStore
 
-            store = VisibleStore(store, question.user)
-        elif self.as_asker:
+        if self.as_asker and not question.user:
             self.unrestricted += 1
+        if store is not None and not isinstance(store, EventStream):
+            # every system reads the memory as it stood when the question was asked
+            asker = question.user if self.as_asker else None
+            store = VisibleStore(store, asker, as_of=question.time)
         outcome = system.retrieve(store, question, self.k)
         judged = self.scorer.score(system, question, outcome) if self.scorer else None
         if scenario.scenario_id not in self.distractors:

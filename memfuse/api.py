@@ -399,8 +399,10 @@ class MemFuse(Governance):
                 notes=result.notes,
                 stop_reason=result.stop_reason,
             )
+        from memory.access import as_of
         from memory.retrieval import assemble_context, search
 
+        store = as_of(store, when)  # what was known when asked, fused members included
         recipe = RECIPES[system].sized(k)
         found = search(store, query, recipe, requester=user, question_time=when)
         return SearchResult(

@@ -1,4 +1,9 @@
-"""A requester's view of the store: every read returns only what that person may see.
+"""A reader's view of the store: every read returns only what that reader may see, as of
+when they ask.
+
+Two things limit a view, each optional: who asks (`requester`: only the events their
+visibility admits) and when (`as_of`: only events observed at or before that time, so a
+question asked on Monday is never answered from Tuesday's events, whatever the system).
 
 Access is enforced here, under the search engine, the controller and the graphs, rather
 than in each of them: they all read through the `MemoryStoreAPI` surface, and a view that
@@ -42,18 +47,28 @@ def _admits(requester: str, visibility: str) -> bool:
 
 
 class VisibleStore:
-    """The read surface of `MemoryStoreAPI` for one requester over one store.
+    """The read surface of `MemoryStoreAPI` for one reader over one store: a requester (None:
+    every audience, an administrative read), a time (`as_of`; None: no cut), or both.
 
     Build one per request (it memoises what it checked and never outlives the request, so
     it cannot go stale); it reads the store's current visibility on every new id.
     """
 
-    def __init__(self, store: MemoryStoreAPI, requester: str):
-        if not isinstance(requester, str) or not requester.strip():
+    def __init__(
+        self,
+        store: MemoryStoreAPI,
+        requester: str | None = None,
+        *,
+        as_of: datetime | None = None,
+    ):
+        if requester is not None and (not isinstance(requester, str) or not requester.strip()):
             raise MemFuseError("a view needs a requester's name")
+        if requester is None and as_of is None:
+            raise MemFuseError("a view needs a requester, a time (as_of), or both")
         self.store = store
-        self.requester = requester.strip()
-        self._who = self.requester.casefold()
+        self.requester = requester.strip() if requester is not None else None
+        self.as_of = as_of
+        self._who = self.requester.casefold() if self.requester is not None else None
         self._seen: dict[str, bool] = {}
         self._visible: list[Event] | None = None
 
@@ -79,7 +94,10 @@ class VisibleStore:
         known = self._seen.get(event_id)
         if known is None:
             try:
-                known = _admits(self._who, self.store.visibility_of(event_id))
+                known = (self._who is None or _admits(self._who, self.store.visibility_of(event_id)))
+                known = known and (
+                    self.as_of is None or self.store.get_event(event_id).timestamp <= self.as_of
+                )
             except NodeNotFoundError:
                 known = False
             self._seen[event_id] = known
@@ -125,7 +143,7 @@ class VisibleStore:
         """The visible events in time order, read once per view (the planner asks for the
         known people and devices, stats for both and more)."""
         if self._visible is None:
-            every = self.store.events_between(datetime.min, datetime.max)
+            every = self.store.events_between(datetime.min, self.as_of or datetime.max)
             self._visible = self.store.get_events([i for i in every if self._event_visible(i)])
         return self._visible
 
@@ -193,6 +211,10 @@ class VisibleStore:
         return self._widened(lambda m: self.store.lexical_search(query, m, kind), n)
 
     def events_between(self, start: datetime, end: datetime) -> list[str]:
+        if self.as_of is not None:
+            end = min(end, self.as_of)
+            if end < start:
+                return []
         return [i for i in self.store.events_between(start, end) if self._event_visible(i)]
 
     def count_events_between(self, start: datetime, end: datetime) -> int:
@@ -252,6 +274,20 @@ class VisibleStore:
 
     def __getattr__(self, name: str) -> Any:
         """Everything else (writes, the plan log, the fusion queue) is not a reader's."""
+        reader = f"{self.requester}'s" if self.requester is not None else "an as-of"
         raise ReadOnlyViewError(
-            f"{name!r} is not available through {self.requester}'s read-only view of the memory"
+            f"{name!r} is not available through {reader} read-only view of the memory"
         )
+
+
+def as_of(store: MemoryStoreAPI, when: datetime | None) -> MemoryStoreAPI:
+    """The store as it was known at `when`: events observed later are absent (and so is any
+    fused node written from one of them). A view narrows an existing view, never widens it:
+    its requester stays and the earlier of the two times wins. None: the store unchanged."""
+    if when is None:
+        return store
+    if isinstance(store, VisibleStore):
+        if store.as_of is not None and store.as_of <= when:
+            return store
+        return VisibleStore(store.store, store.requester, as_of=when)
+    return VisibleStore(store, as_of=when)

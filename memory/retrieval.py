@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from memory.access import as_of
 from memory.blas import one_blas_thread
 from memory.errors import InvalidQueryError, UnknownRecipeError
 from memory.models import parse_timestamp
@@ -85,8 +86,10 @@ def search(
 ) -> SearchResult:
     """One search call: the top-k events for the plan under the recipe, with traces.
 
-    `question_time` may be a datetime or an ISO-8601 string; `question` is the asker's
-    own words when the plan rewrote them (the guard searches those).
+    `question_time` may be a datetime or an ISO-8601 string: the search then reads the
+    memory as of that time (`memory.access.as_of`), so no event observed later is found,
+    whatever the recipe. `question` is the asker's own words when the plan rewrote them
+    (the guard searches those).
     """
     when = None
     if question_time is not None:
@@ -96,7 +99,7 @@ def search(
             raise InvalidQueryError(str(exc)) from None
     with one_blas_thread():  # small products: see memory.blas
         return run_search(
-            store,
+            as_of(store, when),
             as_plan(plan),
             resolve_recipe(config),
             requester=requester,

@@ -34,7 +34,7 @@ from graphs.retrieval.planning import (
 )
 from graphs.retrieval.state import Judgement, PastQuestion, Request, State
 from graphs.state import fresh_run, node
-from memory.access import VisibleStore
+from memory.access import VisibleStore, as_of
 from memory.errors import ConfigurationError, InvalidQueryError
 from memory.models import is_fused_id, parse_timestamp
 from memory.retrieval import assemble_context, search
@@ -58,12 +58,12 @@ NO_REQUESTER = (
 
 
 def store_for(resources: Resources, request: Request) -> MemoryStoreAPI:
-    """The store as this request may read it: everything for an administrative read, else
-    the requester's view (see `memory.access`)."""
+    """The store as this request may read it, as of the question time: every event up to
+    then for an administrative read, else the requester's view (see `memory.access`)."""
     store = resources.require_store()
-    if request.admin or request.requester is None:
-        return store
-    return VisibleStore(store, request.requester)
+    if not request.admin and request.requester is not None:
+        store = VisibleStore(store, request.requester)
+    return as_of(store, request.question_time)
 
 
 def request_of(state: State) -> Request:

@@ -187,10 +187,6 @@ class SearchConfig(BaseModel):
         ge=1,
         description="Time buckets whose best event gets a reserved slot in timeline mode.",
     )
-    hide_after_question_time: bool = Field(
-        default=False,
-        description="Drop candidates observed after the question time (memory as of asking).",
-    )
     # output
     top_k: int = Field(default=20, ge=1, description="Events returned by one search.")
     context: ContextBudget = Field(default_factory=ContextBudget)

@@ -29,7 +29,6 @@ from memory.search.seeds import (
     active_window,
     collect_seed_lists,
     confident,
-    drop_after,
     seed_queries,
     unconstrained_lists,
 )
@@ -51,24 +50,20 @@ def run_search(
     unconstrained lists search exactly them, so its reserved slots hold what plain hybrid
     retrieval finds for the question (see `memory.search.guard`). `requester` (who asks)
     gives the asker's own events the first turn when the plan asks to cover several people;
-    `question_time` (when they ask) hides later events when the recipe's
-    ``hide_after_question_time`` is on.
+    `question_time` (when they ask) anchors the window prior. The caller hands in the store
+    as the asker may read it then (`memory.access`: `memory.retrieval.search` does).
     """
     started = time.perf_counter()
     cache = StoreCache(store)
     window = active_window(plan, config)
     query_vectors = _embed_queries(store, seed_queries(plan, config), config, window)
 
-    cutoff = question_time if config.hide_after_question_time else None
     lists = collect_seed_lists(cache, plan, config, query_vectors, window)
     guard_lists = (
         unconstrained_lists(store, question or plan.focus, config.guard.depth)
         if config.guard.enabled
         else {}
     )
-    if cutoff is not None:
-        lists = drop_after(cache, lists, cutoff)
-        guard_lists = drop_after(cache, guard_lists, cutoff)
     seeds = fuse_lists(lists, config.rrf_k, config.seed_pool)
     traces = expand(cache, seeds, config)
 
@@ -79,7 +74,6 @@ def run_search(
         {s.node_id: s.score for s in seeds},
         window,
         _window_bonus(store, window, config, question_time),
-        cutoff,
     )
     pool = scorer.pool(traces)
     neighbors = plan.temporal_neighbors

@@ -66,7 +66,6 @@ class Scorer:
         rrf: dict[str, float],
         window: tuple[datetime, datetime] | None,
         window_bonus: float,
-        cutoff: datetime | None,
     ):
         self.cache = cache
         self.config = config
@@ -74,7 +73,6 @@ class Scorer:
         self.rrf = rrf
         self.window = window
         self.window_bonus = window_bonus
-        self.cutoff = cutoff
         self._cosines: dict[str, float] = {}
 
     # --- batching ---
@@ -88,10 +86,6 @@ class Scorer:
         if self.query_vectors is not None and missing:
             cosines = max_cosines(self.query_vectors, self.cache.vectors(missing))
             self._cosines.update(zip(missing, (float(c) for c in cosines)))
-
-    def visible(self, event_id: str) -> bool:
-        """False for an event observed after the question time when that cut is on."""
-        return self.cutoff is None or self.cache.event(event_id).timestamp <= self.cutoff
 
     # --- scores ---
     def _score(
@@ -132,15 +126,13 @@ class Scorer:
     def fused(
         self, fused_id: str, trace: ExpansionTrace, scored_events: dict[str, Candidate]
     ) -> tuple[Candidate, list[Candidate]] | None:
-        """s_pack(v) and the members best first; None when no member is visible.
+        """s_pack(v) and the members best first; None for a pack without members.
 
         A member already in the pool keeps its own (best) candidate; any other member is
         scored as if reached through this node, one reverse-belong hop further.
         """
         members: list[Candidate] = []
         for member in self.cache.fused(fused_id).members:
-            if not self.visible(member):
-                continue
             known = scored_events.get(member)
             if known is None:
                 known = self.event(member, extend(trace, EdgeType.BELONG, member, reverse=True))
@@ -161,11 +153,11 @@ class Scorer:
         return summary, members
 
     def pool(self, traces: dict[str, ExpansionTrace]) -> ScoredPool:
-        """Score every traced event (hidden ones dropped); fused nodes come later (add_fused)."""
+        """Score every traced event; fused nodes come later (add_fused)."""
         self.prefetch(traces)
         pool = ScoredPool(seed_order={node_id: i for i, node_id in enumerate(self.rrf)})
         for node_id, trace in traces.items():
-            if not is_fused_id(node_id) and self.visible(node_id):
+            if not is_fused_id(node_id):
                 pool.events[node_id] = self.event(node_id, trace)
         return pool
 
@@ -173,7 +165,7 @@ class Scorer:
         """Temporal neighbours as distance-1 candidates with their own cosine."""
         self.prefetch(n for n, _ in pulled)
         for neighbor, anchor in pulled:
-            if neighbor in pool.events or not self.visible(neighbor):
+            if neighbor in pool.events:
                 continue
             anchor_trace = pool.events[anchor].trace
             trace = ExpansionTrace(seed_id=anchor_trace.seed_id, distance=1, neighbor_of=anchor)

@@ -108,13 +108,3 @@ def unconstrained_lists(store: MemoryStoreAPI, question: str, depth: int) -> dic
         BM25_LIST: [node_id for node_id, _ in lexical],
     }
 
-
-def drop_after(
-    cache: StoreCache, lists: dict[str, list[str]], cutoff: datetime
-) -> dict[str, list[str]]:
-    """The lists without nodes observed after `cutoff` (a fused node counts from its start),
-    so that hidden future events do not take seed-pool places from visible ones."""
-    ids = list(dict.fromkeys(i for ranked in lists.values() for i in ranked))
-    cache.events(i for i in ids if not is_fused_id(i))
-    visible = {i for i in ids if cache.span(i)[0] <= cutoff}
-    return {name: [i for i in ranked if i in visible] for name, ranked in lists.items()}

@@ -165,9 +165,8 @@ def test_window_keeps_fused_nodes_overlapping_it(two_days: FakeStore) -> None:
     assert "fused_d2" in search(two_days, plan, MEMFUSE_DEFAULT).seeds
 
 
-def test_hide_after_question_time(two_days: FakeStore) -> None:
-    config = MEMFUSE_DEFAULT.with_(hide_after_question_time=True)
-    result = search(two_days, "walk", config, question_time="2025-01-01T23:00:00")
+def test_a_question_time_hides_later_events(two_days: FakeStore) -> None:
+    result = search(two_days, "walk", MEMFUSE_DEFAULT, question_time="2025-01-01T23:00:00")
     assert set(result.event_ids()) == {"d1_fair", "d1_poor"}
     assert set(result.seeds) == {"d1_fair", "d1_poor"}  # later nodes take no seed place
     assert set(search(two_days, "walk", MEMFUSE_DEFAULT).event_ids()) >= {"d2_best", "d2_good"}
