@@ -210,6 +210,11 @@ class VisibleStore:
     ) -> list[tuple[str, float]]:
         return self._widened(lambda m: self.store.lexical_search(query, m, kind), n)
 
+    def term_rarity(self, text: str) -> dict[str, float]:
+        """The whole memory's idf, as `lexical_search` already ranks by it: a word's rarity
+        says no more about hidden events than the scores of a search through this view."""
+        return self.store.term_rarity(text)
+
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         if self.as_of is not None:
             end = min(end, self.as_of)

@@ -274,6 +274,18 @@ class LexicalIndex:
         keep = self._kind[hit] == _KIND_CODE[kind]
         return hit[keep], totals[keep]
 
+    def rarity(self, text: str) -> dict[str, float]:
+        """BM25L's idf of each distinct token of `text` (absent tokens get the highest), so
+        a caller can tell a distinctive word from boilerplate by the index's own measure."""
+        with self._lock:
+            log_n = math.log(len(self._slot_of) + 1)
+            rarity: dict[str, float] = {}
+            for term in dict.fromkeys(self._tokenize(text)):
+                tid = self._token_id.get(term)
+                df = 0 if tid is None else self._postings[tid].n
+                rarity[term] = log_n - math.log(df + 0.5)
+            return rarity
+
     def _score(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(slots, positive BM25L scores) of every document sharing a token with the query."""
         empty = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64))

@@ -7,6 +7,7 @@ engine behind it lives in `memory.search`.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 
 from memory.access import as_of
@@ -27,6 +28,7 @@ from memory.search.config import (
 )
 from memory.search.context import assemble_context, render_context
 from memory.search.engine import run_search
+from memory.search.pivot import active_pivot, pivot_search
 from memory.search.plan import RoundPlan
 from memory.store_api import MemoryStoreAPI
 
@@ -83,13 +85,15 @@ def search(
     requester: str | None = None,
     question_time: datetime | str | None = None,
     question: str | None = None,
+    known: Collection[str] = (),
 ) -> SearchResult:
     """One search call: the top-k events for the plan under the recipe, with traces.
 
     `question_time` may be a datetime or an ISO-8601 string: the search then reads the
     memory as of that time (`memory.access.as_of`), so no event observed later is found,
     whatever the recipe. `question` is the asker's own words when the plan rewrote them
-    (the guard searches those).
+    (the guard searches those). A plan with an honoured evidence pivot runs a pivot search
+    (`memory.search.pivot`): only events outside `known` (what the caller already holds).
     """
     when = None
     if question_time is not None:
@@ -97,11 +101,22 @@ def search(
             when = parse_timestamp(question_time)
         except ValueError as exc:
             raise InvalidQueryError(str(exc)) from None
+    view, executed, recipe = as_of(store, when), as_plan(plan), resolve_recipe(config)
     with one_blas_thread():  # small products: see memory.blas
+        if active_pivot(executed, recipe) is not None:
+            return pivot_search(
+                view,
+                executed,
+                recipe,
+                known=known,
+                requester=requester,
+                question_time=when,
+                question=question,
+            )
         return run_search(
-            as_of(store, when),
-            as_plan(plan),
-            resolve_recipe(config),
+            view,
+            executed,
+            recipe,
             requester=requester,
             question_time=when,
             question=question,

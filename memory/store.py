@@ -1031,6 +1031,10 @@ class MemoryStore:
         """BM25L over the same texts; only positive scores, best first."""
         return self._lexical.search(query, n, kind)
 
+    def term_rarity(self, text: str) -> dict[str, float]:
+        """The lexical index's idf of each token of `text` (higher: rarer in this memory)."""
+        return self._lexical.rarity(text)
+
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         """Event ids with start <= timestamp <= end, in time order."""
         return self._temporal.between(start, end)

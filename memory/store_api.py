@@ -133,6 +133,9 @@ class MemoryStoreAPI(Protocol):
     ) -> list[tuple[str, float]]:
         """BM25L over the same texts; only positive scores, best first."""
 
+    def term_rarity(self, text: str) -> dict[str, float]:
+        """Each distinct token of `text` (the lexical index's tokenizer) and its idf there."""
+
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         """Event ids with start <= timestamp <= end, in time order."""
 

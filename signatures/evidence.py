@@ -76,6 +76,11 @@ answer the question.
 - When a facet lacks direct evidence, list it in `missing_facets` and aim `next_plan` at the
   most important missing facts, keeping every person, date, time range, device and the answer
   shape of the question. Never repeat a plan from the executed history.
+- To reach evidence the question's words cannot find (the other side of a conversation,
+  another device in the same room and minutes, a cause recorded earlier on another device),
+  enable `next_plan.pivot` with the ids of the best evidence so far as `anchors`: the search
+  then brings in new events close to them in time that share their place or people, and
+  searches again with their most distinctive words.
 - On the final round, claim sufficiency only if all facets really are covered; still give
   the best selection.
 - `selected_ids` is an ordered priority shortlist of candidate ids (it need not reach top_k;

@@ -7,6 +7,12 @@ its tokens in the candidate's text, device, location or people (`memory.text.tok
 the tokenizer the lexical index uses), the window by a candidate inside it. Facets are
 matched one at a time: the judge asks "is there evidence for each piece", not "is there
 one event that has them all", which would starve cross-device questions.
+
+Token matching cannot tell a facet that is named from one that is answered, so coverage alone
+never sends the twin searching again: after the first round it aims one pivot round at the
+best evidence found (`EvidencePivot`: what happened beside it, and its distinctive words),
+which reaches what the question's own words cannot; once a pivot has run it stops. With no
+event to pivot on, it falls back to a plan aimed at the missing facets.
 """
 
 from __future__ import annotations
@@ -18,13 +24,16 @@ from typing import Any, Literal
 
 import dspy
 
-from memory.search.plan import RoundPlan
+from memory.models import NodeKind
+from memory.search.plan import EvidencePivot, RoundPlan
 from memory.text import tokenize
 from signatures.evidence import EvidenceItem, FacetCoverage
 from signatures.planning_offline import alternative_plans, first_unexecuted, plan_for_terms
 
 EVIDENCE_PER_FACET = 3
 CONFIDENT = 0.6
+PIVOT_ANCHORS = 5  # the best events a pivot round starts from
+PIVOT_CONFIDENCE = 0.8
 
 
 @dataclass(frozen=True)
@@ -159,6 +168,19 @@ def exhausted(missing: list[Facet], executed: list[RoundPlan], round: int, min_r
     return bool(followups) and all(f.kind == "time" or f.value.lower() in searched for f in missing)
 
 
+def pivot_anchors(evidence: list[EvidenceItem]) -> list[str]:
+    """The best-scored events of the evidence (fused summaries are not anchors)."""
+    events = [e for e in evidence if e.kind == NodeKind.EVENT]
+    events.sort(key=lambda e: (-e.score, e.node_id))
+    return [e.node_id for e in events[:PIVOT_ANCHORS]]
+
+
+def pivot_plan(question_plan: RoundPlan, anchors: list[str]) -> RoundPlan:
+    """The question's plan, pivoting on the anchors."""
+    pivot = EvidencePivot(enabled=True, anchors=anchors, confidence=PIVOT_CONFIDENCE)
+    return question_plan.model_copy(update={"pivot": pivot})
+
+
 class OfflineEvidenceJudge(dspy.Module):
     """Deterministic twin of `EvidenceJudge`: `forward(**judge_inputs) -> Prediction`."""
 
@@ -187,15 +209,17 @@ class OfflineEvidenceJudge(dspy.Module):
         ]
         missing = [f for f in facets if not hits[f.label]]
         complete = not missing and bool(evidence)
-        sufficient = complete and round >= min_rounds
-        next_plan = None
         executed = [*plan_history, current_plan]
-        if (
-            not sufficient
-            and not final_round
-            and not exhausted(missing, executed, round, min_rounds)
-        ):
+        pivoted = any(p.pivot.enabled for p in executed)
+        anchors = pivot_anchors(evidence)
+        next_plan = None
+        if final_round or pivoted:
+            pass  # a pivot has run: token matching has nothing better to aim at
+        elif anchors:
+            next_plan = pivot_plan(question_plan, anchors)
+        elif not exhausted(missing, executed, round, min_rounds):
             next_plan = next_plan_for(question_plan, missing, executed, question)
+        sufficient = complete and round >= min_rounds and next_plan is None
         return dspy.Prediction(
             coverage=coverage,
             sufficient=sufficient,

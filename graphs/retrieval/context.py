@@ -28,7 +28,11 @@ class RetrievalContext(RunContext):
         default=20, metadata=about("Events in the final context (the input's k wins when given).")
     )
     min_rounds: int = field(
-        default=2, metadata=about("Rounds before the judge may stop (paper: 2).")
+        default=1,
+        metadata=about(
+            "Rounds before the judge may stop (paper: 2; MemFuse runs a further round only "
+            "when the judge aims it at something the first one could not reach)."
+        ),
     )
     max_rounds: int = field(default=5, metadata=about("Hard cap on rounds (paper: 5)."))
     use_controller: bool = field(
@@ -39,6 +43,13 @@ class RetrievalContext(RunContext):
         default=True,
         metadata=about(
             "Honour plan constraints; off = rewritten queries only (the w/o RC ablation)."
+        ),
+    )
+    followup_slots: int = field(
+        default=4,
+        metadata=about(
+            "Places in the final context for what later rounds newly found (after round 1's "
+            "best k − followup_slots events)."
         ),
     )
     backfill: Backfill = field(
@@ -55,6 +66,10 @@ class RetrievalContext(RunContext):
             raise ConfigurationError(f"k must be at least 1, got {self.k}")
         if self.min_rounds < 1:
             raise ConfigurationError(f"min_rounds must be at least 1, got {self.min_rounds}")
+        if not 0 <= self.followup_slots <= self.k:
+            raise ConfigurationError(
+                f"followup_slots must be between 0 and k ({self.k}), got {self.followup_slots}"
+            )
         if self.max_rounds < self.min_rounds:
             raise ConfigurationError(
                 f"max_rounds ({self.max_rounds}) must be at least min_rounds ({self.min_rounds})"

@@ -26,6 +26,7 @@ from graphs.retrieval.decisions import (
     search_config,  # noqa: F401 — re-exported: the tuned search config of a round
 )
 from graphs.retrieval.planning import (
+    added_by_round,
     derive_plan,
     evidence_items,
     final_selection,
@@ -158,6 +159,7 @@ def search_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, 
         requester=request.requester,
         question_time=request.question_time,
         question=request.question.strip() or None,
+        known=state.found.keys(),
     )
     first_round = {"guard_ids": result.guard_ids} if state.round == 0 else {}
     return {
@@ -225,7 +227,9 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     resources = resources_for(context)
     k = request.k
     selected = state.judgements[-1].selected_ids if state.judgements else []
-    ranked = final_selection(selected, state.candidates, k, state.found, context.backfill)
+    ranked = final_selection(
+        selected, state.candidates, k, state.found, context.backfill, context.followup_slots
+    )
     ranked = keep_reserved(ranked, state.guard_ids, k)  # round 1's guard, whatever was judged
     chosen = [state.candidates[i] for i in ranked]
     pinned_fused = [i for i in selected if is_fused_id(i) and i in state.fused]
@@ -258,6 +262,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     )
     return {
         "event_ids": event_ids,
+        "added": added_by_round(event_ids, state.found),
         "context": entries,
         "stop_reason": stop_reason,
         "history": [past],

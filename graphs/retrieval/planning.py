@@ -93,13 +93,16 @@ def final_selection(
     k: int,
     found: dict[str, tuple[int, int]] | None = None,
     order: Backfill = "history",
+    followup_slots: int = 0,
 ) -> list[str]:
     """The judged shortlist first, then the rest of the pool, cut to k event ids.
 
-    `history` back-fills in the order the searches found them (round 1's ranking, then
-    what each later round added); `score` by best score across rounds. Scores of
-    different rounds answer different queries, so `history` keeps the first search's
-    coverage/timeline spread intact (it measured better on the synthetic benchmark).
+    `history` back-fills in the order the searches found them: round 1's ranking keeps
+    k − `followup_slots` places, the later rounds' new finds (each round's best first) take
+    up to `followup_slots` places after them, and the rest of round 1 fills what is left.
+    Without those slots a later round could only ever add what round 1 left room for, which
+    is nothing: round 1 alone returns k events. `score` orders the rest by best score across
+    rounds (scores of different rounds answer different queries, so it measured worse).
     """
     chosen = [i for i in dict.fromkeys(selected_ids) if i in candidates]
     taken = set(chosen)
@@ -107,9 +110,20 @@ def final_selection(
     if order == "history" and found:
         last = (len(found) + 1, 0)
         rest.sort(key=lambda c: (*found.get(c.node_id, last), -c.score, c.node_id))
+        first = [c.node_id for c in rest if found.get(c.node_id, last)[0] <= 1]
+        later = [c.node_id for c in rest if found.get(c.node_id, last)[0] > 1]
+        keep = max(0, k - len(chosen) - min(followup_slots, len(later)))
+        ranked = [*first[:keep], *later, *first[keep:]]
     else:
         rest.sort(key=lambda c: (-c.score, c.node_id))
-    return [*chosen, *(c.node_id for c in rest)][:k]
+        ranked = [c.node_id for c in rest]
+    return [*chosen, *ranked][:k]
+
+
+def added_by_round(event_ids: list[str], found: dict[str, tuple[int, int]]) -> list[list[str]]:
+    """For each round, the final context's events that round was first to find."""
+    rounds = max((found[i][0] for i in event_ids if i in found), default=0)
+    return [[i for i in event_ids if found.get(i, (0, 0))[0] == r] for r in range(1, rounds + 1)]
 
 
 def stop_reason_of(state: State, context: RetrievalContext) -> str:

@@ -34,10 +34,11 @@ class ControllerOptions:
     recipe: str = "memfuse"
     use_controller: bool = True
     use_constraints: bool = True
-    min_rounds: int = 2
+    min_rounds: int = 1
     max_rounds: int = 5
     policy: Policy = "auto"
     backfill: Backfill = "history"
+    followup_slots: int = 4
     lm: Any = None
     settings: Any = None
 
@@ -51,6 +52,7 @@ class ControllerOptions:
             use_constraints=self.use_constraints,
             policy=self.policy,
             backfill=self.backfill,
+            followup_slots=min(self.followup_slots, k),
             store=store,
             lm=self.lm,
             settings=self.settings,
@@ -74,6 +76,9 @@ class ControllerResult(BaseModel):
     event_ids: list[str] = Field(description="Event ids in the final context, best first.")
     context: list[ContextEntry] = Field(description="The reader's context, in time order.")
     rounds: int = Field(description="Search rounds run.")
+    added: list[list[str]] = Field(
+        default_factory=list, description="Per round, the context events it was first to find."
+    )
     plans: list[RoundPlan] = Field(description="Executed plans, oldest first.")
     judgements: list[Judgement] = Field(description="One per judged round.")
     elapsed_ms: float
@@ -118,6 +123,7 @@ def retrieve(
         event_ids=output.event_ids,
         context=output.context,
         rounds=output.round,
+        added=output.added,
         plans=output.plans,
         judgements=output.judgements,
         notes=output.notes,

@@ -133,6 +133,11 @@ class RetrievalOutput(BaseModel):
     context: list[ContextEntry] = Field(
         default_factory=list, description="The final reader context, in time order."
     )
+    added: list[list[str]] = Field(
+        default_factory=list,
+        description="Per round, the final context's events that round was the first to find "
+        "(what each round added).",
+    )
     round: int = Field(default=0, description="Rounds searched.")
     plans: list[RoundPlan] = Field(
         default_factory=list, description="Every executed plan, oldest first."
@@ -191,6 +196,7 @@ class State(BaseModel):
     decisions: Annotated[list[Decision], operator.add] = Field(default_factory=list)
     stop_reason: str = ""
     event_ids: list[str] = Field(default_factory=list)
+    added: list[list[str]] = Field(default_factory=list)
     context: list[ContextEntry] = Field(default_factory=list)
     history: Annotated[list[PastQuestion], keep_recent] = Field(
         default_factory=list, description="What the thread keeps: its finished runs."

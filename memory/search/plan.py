@@ -95,6 +95,38 @@ class TimelineMode(BaseModel):
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
+class EvidencePivot(BaseModel):
+    """Search from what the evidence found so far says, not from the question's words alone.
+
+    A later round's tool for what the first search cannot reach: events recorded close in
+    time to an anchor (the best evidence so far) at the same place or with the same people,
+    on any device (the other side of a conversation, the other sensors in the room, the
+    phone of the person the camera saw); and the anchors' most distinctive words added to
+    the queries (pseudo-relevance feedback), which finds a cause or a follow-up that shares
+    the anchors' vocabulary but not the question's. Only new events count: what the caller
+    already holds is never returned again.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    enabled: bool = False
+    anchors: list[str] = Field(
+        default_factory=list, description="Event ids to pivot on, most trusted first (≤ 8)."
+    )
+    minutes: int = Field(
+        default=30, ge=1, le=1440, description="How close in time a co-located event must be."
+    )
+    terms: int = Field(
+        default=5, ge=0, le=20, description="Distinctive anchor words added to the queries."
+    )
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    @field_validator("anchors")
+    @classmethod
+    def _anchors(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(a for a in value if a))[:8]
+
+
 class SeedQuotas(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -126,6 +158,7 @@ class RoundPlan(BaseModel):
     )
     temporal_neighbors: TemporalNeighbors = Field(default_factory=TemporalNeighbors)
     timeline_mode: TimelineMode = Field(default_factory=TimelineMode)
+    pivot: EvidencePivot = Field(default_factory=EvidencePivot)
     seed: SeedQuotas = Field(default_factory=SeedQuotas)
 
     @field_validator("semantic_queries")

@@ -183,7 +183,7 @@ def signatures_of(plans: list[RoundPlan]) -> list[str]:
 # --- the loop ----------------------------------------------------------------------
 
 
-def test_cannot_stop_at_round_one_even_when_judged_sufficient(store: MemoryStore) -> None:
+def test_cannot_stop_before_the_minimum_rounds_even_when_judged_sufficient(store: MemoryStore) -> None:
     lm = DummyLM(
         [
             {"plan": plan_json("David sleep score Tuesday")},
@@ -197,7 +197,7 @@ def test_cannot_stop_at_round_one_even_when_judged_sufficient(store: MemoryStore
         question_time=ASKED,
         requester="David",
         k=5,
-        options=llm_options(lm),
+        options=llm_options(lm, min_rounds=2),
     )
     assert result.rounds == 2
     assert [j.sufficient for j in result.judgements] == [False, True]

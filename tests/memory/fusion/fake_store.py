@@ -9,6 +9,7 @@ contain — similarities a test can compute by hand.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -186,6 +187,13 @@ class FakeStore:
             hits.append((node_id, float(np.dot(query_vector, vec))))
         hits.sort(key=lambda h: (-h[1], h[0]))
         return hits[:n]
+
+    def term_rarity(self, text: str) -> dict[str, float]:
+        texts = [set(tokenize(e.description)) for e in self.events.values()]
+        return {
+            word: math.log(len(texts) + 1) - math.log(sum(word in t for t in texts) + 0.5)
+            for word in dict.fromkeys(tokenize(text))
+        }
 
     def lexical_search(
         self, query: str, n: int, kind: NodeKind | None = None

@@ -8,6 +8,7 @@ call is logged so that tests can assert which retrievers a recipe used.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -254,6 +255,14 @@ class FakeStore:
                 hits.append((node_id, score))
         hits.sort(key=lambda pair: (-pair[1], pair[0]))
         return hits[:n]
+
+    def term_rarity(self, text: str) -> dict[str, float]:
+        """idf over the event texts, in the fake's own words."""
+        texts = [self._text_words(i, e.index_text()) for i, e in self._events.items()]
+        return {
+            word: math.log(len(texts) + 1) - math.log(sum(word in t for t in texts) + 0.5)
+            for word in dict.fromkeys(_words(text))
+        }
 
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         self.calls.append("events_between")

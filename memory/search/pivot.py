@@ -1,0 +1,188 @@
+"""A pivot search: new evidence reached from the evidence already found (see `EvidencePivot`).
+
+Two lists, each holding only events the caller does not hold yet, taken in turns:
+
+- **co-located**: events within `minutes` of an anchor that share its place or one of its
+  people, on any device, best cosine to the question first. This is how the other speaker's
+  turn, the door sensor beside the camera or the phone of the person the camera saw come in:
+  they share the anchor's time and place, not the question's words.
+- **feedback**: the plan searched again (every stage of the engine) with the anchors' most
+  distinctive words added — pseudo-relevance feedback, the words chosen by the lexical
+  index's own idf, so boilerplate every sensor repeats is never chosen.
+
+Taking turns keeps either list from crowding out the other; which list found an event is in
+its trace (`seed_lists`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+from datetime import datetime, timedelta
+from itertools import zip_longest
+
+import numpy as np
+
+from memory.models import Event, NodeKind
+from memory.records import Candidate, ExpansionTrace, SearchResult
+from memory.search.config import SearchConfig
+from memory.search.engine import run_search
+from memory.search.plan import EvidencePivot, RoundPlan
+from memory.store_api import MemoryStoreAPI
+from memory.text import tokenize
+
+COLOCATED = "pivot:colocated"
+FEEDBACK = "pivot:feedback"
+FEEDBACK_ANCHORS = 3  # the feedback words come from the best few anchors only
+
+
+def active_pivot(plan: RoundPlan, config: SearchConfig) -> EvidencePivot | None:
+    pivot = plan.pivot
+    honoured = config.use_constraints and pivot.confidence >= config.constraint_confidence
+    return pivot if pivot.enabled and pivot.anchors and honoured else None
+
+
+def feedback_terms(
+    store: MemoryStoreAPI, anchors: Sequence[Event], question: str, n: int
+) -> list[str]:
+    """The `n` words of the anchors that are rarest in the memory, summed over the anchors
+    that use them, leaving out the question's own words and bare numbers."""
+    if n <= 0 or not anchors:
+        return []
+    asked = set(tokenize(question))
+    weight: dict[str, float] = {}
+    for event in anchors:
+        for word, idf in store.term_rarity(event.description).items():
+            if word in asked or word.isdigit() or idf <= 0:
+                continue
+            weight[word] = weight.get(word, 0.0) + idf
+    return sorted(weight, key=lambda w: (-weight[w], w))[:n]
+
+
+def colocated(
+    store: MemoryStoreAPI,
+    anchors: Sequence[Event],
+    minutes: int,
+    query_vector: np.ndarray,
+    known: Collection[str],
+) -> list[tuple[str, str, float]]:
+    """(event id, anchor id, cosine to the question) of the new events near the anchors in
+    time that share an anchor's place or person; best cosine first."""
+    radius = timedelta(minutes=minutes)
+    best: dict[str, tuple[str, float]] = {}
+    anchor_ids = {a.event_id for a in anchors}
+    for anchor in anchors:
+        nearby = [
+            i
+            for i in store.events_between(anchor.timestamp - radius, anchor.timestamp + radius)
+            if i not in known and i not in anchor_ids and i not in best
+        ]
+        people = set(anchor.characters)
+        shared = [
+            e
+            for e in store.get_events(nearby)
+            if (anchor.location and e.location == anchor.location) or people & set(e.characters)
+        ]
+        for event in shared:
+            cosine = float(np.dot(store.vector(event.event_id), query_vector))
+            best[event.event_id] = (anchor.event_id, cosine)
+    ranked = sorted(best.items(), key=lambda item: (-item[1][1], item[0]))
+    return [(event_id, anchor, cosine) for event_id, (anchor, cosine) in ranked]
+
+
+def expanded(plan: RoundPlan, terms: list[str]) -> RoundPlan:
+    """The plan with the feedback words as one more rewrite and in its lexical query."""
+    words = " ".join(terms)
+    return plan.model_copy(
+        update={
+            "semantic_queries": [*plan.semantic_queries, words][-3:],
+            "bm25_query": f"{plan.lexical_query()} {words}",
+            "pivot": EvidencePivot(),
+        }
+    )
+
+
+def pivot_trace(anchor: str, seed_list: str) -> ExpansionTrace:
+    return ExpansionTrace(seed_id=anchor, distance=1, neighbor_of=anchor, seed_lists=[seed_list])
+
+
+def take_turns(*ranked: Sequence[Candidate], k: int) -> list[Candidate]:
+    """The lists' candidates one from each in turn, first sighting kept, at most k."""
+    out: dict[str, Candidate] = {}
+    for row in zip_longest(*ranked):
+        for candidate in row:
+            if candidate is not None and candidate.node_id not in out:
+                out[candidate.node_id] = candidate
+    return list(out.values())[:k]
+
+
+def pivot_candidates(
+    store: MemoryStoreAPI,
+    pivot: EvidencePivot,
+    question: str,
+    query_vector: np.ndarray,
+    known: Collection[str],
+) -> tuple[list[Candidate], list[str]]:
+    """The co-located candidates and the feedback words of one pivot (no search yet)."""
+    anchors = [e for e in store.get_events([a for a in pivot.anchors if store.has_node(a)])]
+    terms = feedback_terms(store, anchors[:FEEDBACK_ANCHORS], question, pivot.terms)
+    near = colocated(store, anchors, pivot.minutes, query_vector, known)
+    candidates = [
+        Candidate(
+            node_id=event_id,
+            kind=NodeKind.EVENT,
+            score=cosine,
+            cosine=cosine,
+            trace=pivot_trace(anchor, COLOCATED),
+        )
+        for event_id, anchor, cosine in near
+    ]
+    return candidates, terms
+
+
+def pivot_search(
+    store: MemoryStoreAPI,
+    plan: RoundPlan,
+    config: SearchConfig,
+    *,
+    known: Collection[str],
+    requester: str | None = None,
+    question_time: datetime | None = None,
+    question: str | None = None,
+) -> SearchResult:
+    """One pivot round: new co-located events and new feedback hits, in turns, at most k.
+
+    A pivot that finds no anchor words and no co-located event runs no search at all: a
+    round that could add nothing costs nothing."""
+    pivot = active_pivot(plan, config)
+    if pivot is None:
+        raise ValueError("pivot_search needs a plan with an honoured pivot")
+    started = time.perf_counter()
+    asked = question or plan.focus
+    query_vector = np.asarray(store.embed_query(asked), dtype=np.float32)
+    near, terms = pivot_candidates(store, pivot, asked, query_vector, known)
+    feedback: list[Candidate] = []
+    seeds: list[str] = []
+    if terms:
+        result = run_search(
+            store,
+            expanded(plan, terms),
+            config,
+            requester=requester,
+            question_time=question_time,
+            question=question,
+        )
+        seeds = result.seeds
+        feedback = [
+            c.model_copy(update={"trace": c.trace.model_copy(update={"seed_lists": [FEEDBACK]})})
+            for c in result.candidates
+            if c.node_id not in known
+        ]
+    return SearchResult(
+        query=" ".join([plan.focus, *terms]),
+        seeds=seeds,
+        candidates=take_turns(near, feedback, k=config.top_k),
+        fused=[],
+        guard_ids=[],
+        elapsed_ms=(time.perf_counter() - started) * 1000.0,
+    )
