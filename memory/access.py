@@ -94,7 +94,7 @@ class VisibleStore:
         known = self._seen.get(event_id)
         if known is None:
             try:
-                known = (self._who is None or _admits(self._who, self.store.visibility_of(event_id)))
+                known = self._who is None or _admits(self._who, self.store.visibility_of(event_id))
                 known = known and (
                     self.as_of is None or self.store.get_event(event_id).timestamp <= self.as_of
                 )
@@ -223,6 +223,9 @@ class VisibleStore:
         return [i for i in self.store.events_between(start, end) if self._event_visible(i)]
 
     def count_events_between(self, start: datetime, end: datetime) -> int:
+        if self._who is None:  # a time cut alone: the store counts, no event is read
+            end = min(end, self.as_of) if self.as_of is not None else end
+            return self.store.count_events_between(start, end) if start <= end else 0
         return len(self.events_between(start, end))
 
     def adjacent_events(
@@ -250,9 +253,16 @@ class VisibleStore:
     # --- what this requester may know of the store --------------------------------------
 
     def known_people(self) -> set[str]:
+        """Names the planner may recognise in a question. A time cut alone leaves them whole
+        (a name is vocabulary, not evidence, and reading every event per question would not
+        scale); a requester's view names only the people of events they may see."""
+        if self._who is None:
+            return self.store.known_people()
         return {person for event in self._visible_events() for person in event.characters}
 
     def known_devices(self) -> set[str]:
+        if self._who is None:
+            return self.store.known_devices()
         return {e.device for e in self._visible_events()}
 
     def stats(self) -> StoreStats:

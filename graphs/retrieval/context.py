@@ -45,13 +45,17 @@ class RetrievalContext(RunContext):
             "Honour plan constraints; off = rewritten queries only (the w/o RC ablation)."
         ),
     )
-    followup_slots: int = field(
-        default=4,
+    followup_share: float = field(
+        default=0.2,
         metadata=about(
-            "Places in the final context for what later rounds newly found (after round 1's "
-            "best k − followup_slots events)."
+            "Share of the final context kept for what later rounds newly found (at least one "
+            "place when above 0); round 1's best events keep the rest."
         ),
     )
+
+    def followup_slots(self) -> int:
+        return max(1, round(self.k * self.followup_share)) if self.followup_share > 0 else 0
+
     backfill: Backfill = field(
         default="history",
         metadata=about(
@@ -66,9 +70,9 @@ class RetrievalContext(RunContext):
             raise ConfigurationError(f"k must be at least 1, got {self.k}")
         if self.min_rounds < 1:
             raise ConfigurationError(f"min_rounds must be at least 1, got {self.min_rounds}")
-        if not 0 <= self.followup_slots <= self.k:
+        if not 0.0 <= self.followup_share <= 1.0:
             raise ConfigurationError(
-                f"followup_slots must be between 0 and k ({self.k}), got {self.followup_slots}"
+                f"followup_share must be between 0 and 1, got {self.followup_share}"
             )
         if self.max_rounds < self.min_rounds:
             raise ConfigurationError(

@@ -126,6 +126,12 @@ def plan_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, An
 
     judgement = state.judgements[-1] if state.judgements else None
     proposal = judgement.next_plan if judgement else None
+    if proposal is not None and nothing_left(state, store_for(resources_for(context), request)):
+        return {
+            "plan": None,
+            "stop_reason": f"after round {state.round}: every event is already in the pool",
+            "notes": [f"round {state.round + 1} not run: no event is left for it to find"],
+        }
     executed = {plan.signature() for plan in state.plans}
     if proposal is not None and proposal.signature() not in executed:
         return {"plan": proposal}
@@ -142,6 +148,13 @@ def plan_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, An
         "plan": derived,
         "notes": [f"round {state.round + 1}: the judge {why}; a different plan was derived"],
     }
+
+
+def nothing_left(state: State, store: MemoryStoreAPI) -> bool:
+    """True when the pool already holds every event the request may read: a further round
+    could add nothing, so it is not paid for."""
+    pooled = sum(1 for i in state.found if not is_fused_id(i))
+    return store.count_events_between(datetime.min, datetime.max) <= pooled
 
 
 @node
@@ -228,7 +241,12 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     k = request.k
     selected = state.judgements[-1].selected_ids if state.judgements else []
     ranked = final_selection(
-        selected, state.candidates, k, state.found, context.backfill, context.followup_slots
+        [*selected, *state.guard_ids],  # the guard's places are kept whatever was judged
+        state.candidates,
+        k,
+        state.found,
+        context.backfill,
+        context.followup_slots(),
     )
     ranked = keep_reserved(ranked, state.guard_ids, k)  # round 1's guard, whatever was judged
     chosen = [state.candidates[i] for i in ranked]

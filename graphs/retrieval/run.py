@@ -38,7 +38,7 @@ class ControllerOptions:
     max_rounds: int = 5
     policy: Policy = "auto"
     backfill: Backfill = "history"
-    followup_slots: int = 4
+    followup_share: float = 0.2
     lm: Any = None
     settings: Any = None
 
@@ -52,7 +52,7 @@ class ControllerOptions:
             use_constraints=self.use_constraints,
             policy=self.policy,
             backfill=self.backfill,
-            followup_slots=min(self.followup_slots, k),
+            followup_share=self.followup_share,
             store=store,
             lm=self.lm,
             settings=self.settings,

@@ -17,7 +17,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memory.models import NodeKind, is_fused_id
+from memory.models import NodeKind
 from memory.search.cache import StoreCache
 from memory.search.config import SearchConfig
 from memory.search.plan import MAX_REWRITES, RoundPlan
@@ -107,4 +107,3 @@ def unconstrained_lists(store: MemoryStoreAPI, question: str, depth: int) -> dic
         f"{DENSE_PREFIX}:0": [node_id for node_id, _ in dense],
         BM25_LIST: [node_id for node_id, _ in lexical],
     }
-

@@ -183,7 +183,9 @@ def signatures_of(plans: list[RoundPlan]) -> list[str]:
 # --- the loop ----------------------------------------------------------------------
 
 
-def test_cannot_stop_before_the_minimum_rounds_even_when_judged_sufficient(store: MemoryStore) -> None:
+def test_cannot_stop_before_the_minimum_rounds_even_when_judged_sufficient(
+    store: MemoryStore,
+) -> None:
     lm = DummyLM(
         [
             {"plan": plan_json("David sleep score Tuesday")},
@@ -551,3 +553,104 @@ def test_a_wrong_plan_and_judge_cannot_push_out_the_guarded_hits(store: MemorySt
     assert reserve == 2 and {"e11", "e12"} & set(hybrid)
     assert set(hybrid) <= set(result.event_ids)
     assert result.event_ids[0] in unrelated  # the judge's head keeps its place
+
+
+# --- rounds that find what the first could not -------------------------------------
+
+SMOKE_EVENING = [
+    *(
+        (
+            f"a{i}",
+            f"2026-05-1{i % 3 + 1} 0{i}:00",
+            "hall_alarm",
+            "audio",
+            f"Smoke alarm self test number {i}",
+            "hallway",
+            [],
+        )
+        for i in range(1, 7)
+    ),
+    (
+        "s1",
+        "2026-05-12 18:05",
+        "kitchen_alarm",
+        "audio",
+        "Smoke alarm sounded loudly",
+        "kitchen",
+        [],
+    ),
+    (
+        "o1",
+        "2026-05-12 17:58",
+        "kitchen_oven",
+        "device_status",
+        "Oven grill left on at 250 degrees with toast inside",
+        "kitchen",
+        [],
+    ),
+    ("g1", "2026-05-12 19:30", "garden_cam", "vision", "Fox crossed the lawn", "garden", []),
+]
+
+
+@pytest.fixture
+def smoke_store(tmp_path: Path) -> Iterator[MemoryStore]:
+    opened = MemoryStore.open(tmp_path / "smoke", embedder=tiny_embedder())
+    opened.add_events(
+        [
+            Event(
+                event_id=i,
+                timestamp=ts,
+                device=device,
+                modality=modality,
+                location=place,
+                description=text,
+                characters=tuple(people),
+            )
+            for i, ts, device, modality, text, place, people in SMOKE_EVENING
+        ]
+    )
+    yield opened
+    opened.close()
+
+
+def test_the_pivot_round_finds_a_cause_on_another_device(smoke_store: MemoryStore) -> None:
+    """The oven shares no word with the question: one search cannot rank it into a context
+    of five, but it was recorded minutes before the alarm, in the same room."""
+    asked = {"question_time": "2026-05-13T09:00:00", "admin": True, "k": 5}
+    question = "Why did the smoke alarm sound?"
+    single = retrieve(smoke_store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
+    assert "o1" not in single.event_ids
+    full = retrieve(smoke_store, question, options=MEMFUSE, **asked)
+    assert full.rounds == 2
+    assert full.plans[1].pivot.enabled and "s1" in full.plans[1].pivot.anchors
+    assert "o1" in full.event_ids
+    assert "o1" in full.added[1]  # the trace says which round found it
+    assert set(full.added[0]) | set(full.added[1]) == set(full.event_ids)
+
+
+def test_a_round_that_could_add_nothing_is_not_run(smoke_store: MemoryStore) -> None:
+    """Round 1 already holds every event the question may read: no second round."""
+    result = retrieve(
+        smoke_store,
+        "Why did the smoke alarm sound?",
+        question_time="2026-05-13T09:00:00",
+        admin=True,
+        k=20,
+        options=MEMFUSE,
+    )
+    assert result.rounds == 1
+    assert "every event is already in the pool" in result.stop_reason
+    assert any("not run" in note for note in result.notes)
+
+
+def test_no_round_reads_past_the_question_time(smoke_store: MemoryStore) -> None:
+    result = retrieve(
+        smoke_store,
+        "Why did the smoke alarm sound?",
+        question_time="2026-05-12T18:30:00",
+        admin=True,
+        k=20,
+        options=MEMFUSE,
+    )
+    assert "g1" not in result.event_ids
+    assert {"s1", "o1"} <= set(result.event_ids)

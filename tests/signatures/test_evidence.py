@@ -12,7 +12,7 @@ from dspy.utils.dummies import DummyLM
 from memory.models import NodeKind
 from memory.search.plan import RoundPlan, TimeWindow
 from signatures.evidence import EvidenceItem, EvidenceJudge, FacetCoverage, judge_inputs
-from signatures.evidence_offline import OfflineEvidenceJudge, question_facets
+from signatures.evidence_offline import OfflineEvidenceJudge, pivot_plan, question_facets
 
 WED = datetime(2026, 5, 13, 15, 0)
 TUESDAY_MORNING = TimeWindow(
@@ -62,6 +62,11 @@ RUN = EvidenceItem(
 def _reset_dspy():
     with dspy.context(lm=None):
         yield
+
+
+def summary(item: EvidenceItem) -> EvidenceItem:
+    """The item as a fused summary: evidence, but nothing a pivot can start from."""
+    return item.model_copy(update={"kind": NodeKind.FUSED})
 
 
 def judge(evidence, round_number=1, history=(QUESTION_PLAN,), final=False, top_k=20):
@@ -115,14 +120,31 @@ def test_full_coverage_before_the_minimum_round_is_not_sufficient() -> None:
     assert result.selected_ids == ["e1"]
 
 
-def test_full_coverage_from_the_minimum_round_is_sufficient() -> None:
-    result = judge([SLEEP, COFFEE, RUN], round_number=2, history=(QUESTION_PLAN, QUESTION_PLAN))
+def test_full_coverage_after_the_pivot_is_sufficient() -> None:
+    pivoted = pivot_plan(QUESTION_PLAN, ["e1"])
+    result = judge([SLEEP, COFFEE, RUN], round_number=2, history=(QUESTION_PLAN, pivoted))
     assert result.sufficient is True
     assert result.next_plan is None
 
 
+def test_after_the_first_round_the_twin_pivots_on_the_best_events() -> None:
+    result = judge([COFFEE, RUN, summary(SLEEP)], round_number=2)
+    plan = result.next_plan
+    assert result.sufficient is False
+    assert plan is not None and plan.pivot.enabled and plan.pivot.confidence >= 0.6
+    assert plan.pivot.anchors == ["e3", "e2"]  # events only, best score first
+    assert plan.model_copy(update={"pivot": QUESTION_PLAN.pivot}) == QUESTION_PLAN
+
+
+def test_once_a_pivot_ran_the_twin_stops_even_when_incomplete() -> None:
+    pivoted = pivot_plan(QUESTION_PLAN, ["e3"])
+    result = judge([COFFEE, RUN], round_number=2, history=(QUESTION_PLAN, pivoted))
+    assert result.missing_facets and result.sufficient is False
+    assert result.next_plan is None
+
+
 def test_next_plan_targets_the_missing_facets_and_keeps_the_anchors() -> None:
-    result = judge([COFFEE, RUN], round_number=2)
+    result = judge([summary(COFFEE), summary(RUN)], round_number=2)
     assert result.missing_facets == ["entity: watch_david", "keyword: sleep", "keyword: score"]
     assert result.sufficient is False
     plan = result.next_plan
@@ -155,17 +177,19 @@ def test_shortlist_is_a_greedy_cover_of_the_facets() -> None:
 
 
 def test_next_plan_skips_every_executed_plan() -> None:
-    first = judge([COFFEE, RUN], round_number=1).next_plan
+    evidence = [summary(COFFEE), summary(RUN)]  # no event to pivot on: facet plans
+    first = judge(evidence, round_number=1).next_plan
     # still before the minimum round: another plan is due, and it must be a new one
-    second = judge([COFFEE, RUN], round_number=1, history=(QUESTION_PLAN, first)).next_plan
+    second = judge(evidence, round_number=1, history=(QUESTION_PLAN, first)).next_plan
     assert second is not None
     assert second.signature() not in {QUESTION_PLAN.signature(), first.signature()}
 
 
 def test_no_next_plan_once_a_follow_up_searched_the_missing_facets_in_vain() -> None:
-    first = judge([COFFEE, RUN], round_number=1).next_plan
+    evidence = [summary(COFFEE), summary(RUN)]
+    first = judge(evidence, round_number=1).next_plan
     assert first is not None and "sleep" in first.focus.lower()
-    after = judge([COFFEE, RUN], round_number=2, history=(QUESTION_PLAN, first))
+    after = judge(evidence, round_number=2, history=(QUESTION_PLAN, first))
     assert after.sufficient is False and "keyword: sleep" in after.missing_facets
     assert after.next_plan is None
 

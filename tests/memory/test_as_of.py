@@ -1,0 +1,111 @@
+"""As-of reads: a question asked at time T never sees an event observed after T.
+
+Checked as a property over random question times, for every baseline recipe, the MemFuse
+recipe and the full multi-round controller (whose pivot round reads around its anchors),
+on one real store with fused packs that straddle the times asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphs.retrieval import ABLATIONS, retrieve
+from memory.access import VisibleStore, as_of
+from memory.models import Event, FusedNode
+from memory.retrieval import assemble_context, search
+from memory.search.config import RECIPES
+from memory.store import MemoryStore
+from tests.support.embedders import tiny_embedder
+
+START = datetime(2026, 5, 11, 6, 0)
+WORDS = ["kettle", "door", "alarm", "walk", "milk", "oven", "piano", "sleep"]
+EVENTS = [
+    Event(
+        event_id=f"e{i:02d}",
+        timestamp=START + timedelta(minutes=47 * i),
+        device=["kitchen_plug", "hall_door", "phone_ana"][i % 3],
+        modality="app_usage",
+        location=["kitchen", "hallway"][i % 2],
+        description=f"{WORDS[i % len(WORDS)]} then {WORDS[(i * 3) % len(WORDS)]} noted",
+        characters=("Ana",) if i % 3 == 2 else (),
+    )
+    for i in range(40)
+]
+LAST = EVENTS[-1].timestamp
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
+    opened = MemoryStore.open(Path(tmp_path_factory.mktemp("as_of")), embedder=tiny_embedder())
+    opened.add_events(EVENTS)
+    for n in range(0, 40, 8):  # packs of eight consecutive events: some straddle any time
+        pack = EVENTS[n : n + 8]
+        opened.put_fused(
+            FusedNode(
+                node_id=f"fused_{n}",
+                summary="kettle door",
+                members=[e.event_id for e in pack],
+                start=pack[0].timestamp,
+                end=pack[-1].timestamp,
+            )
+        )
+    yield opened
+    opened.close()
+
+
+def known_at(when: datetime) -> set[str]:
+    return {e.event_id for e in EVENTS if e.timestamp <= when}
+
+
+times = st.integers(min_value=-60, max_value=int((LAST - START).total_seconds() // 60) + 60).map(
+    lambda minutes: START + timedelta(minutes=minutes)
+)
+queries = st.sampled_from(["kettle", "why did the door alarm go off", "milk oven", "Ana walk"])
+property_settings = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@property_settings
+@given(when=times, query=queries, recipe=st.sampled_from(sorted(RECIPES)))
+def test_no_recipe_returns_an_event_after_the_question_time(
+    store: MemoryStore, when: datetime, query: str, recipe: str
+) -> None:
+    result = search(store, query, RECIPES[recipe].sized(10), question_time=when)
+    assert set(result.event_ids()) <= known_at(when)
+    context = assemble_context(as_of(store, when), result.candidates, result.fused)
+    assert {e.node_id for e in context if e.kind == "event"} <= known_at(when)
+    packs = [e.node_id for e in context if e.kind == "fused"]
+    assert all(store.get_fused(p).end <= when for p in packs)  # no summary of a later event
+
+
+@property_settings
+@given(when=times, query=queries, system=st.sampled_from(sorted(ABLATIONS)))
+def test_no_controller_round_reads_past_the_question_time(
+    store: MemoryStore, when: datetime, query: str, system: str
+) -> None:
+    result = retrieve(store, query, question_time=when, admin=True, k=8, options=ABLATIONS[system])
+    assert set(result.event_ids) <= known_at(when)
+    for plan in result.plans:
+        assert set(plan.pivot.anchors) <= known_at(when)
+
+
+def test_a_view_narrows_and_never_widens(store: MemoryStore) -> None:
+    early, late = EVENTS[5].timestamp, EVENTS[30].timestamp
+    view = as_of(store, early)
+    assert as_of(view, late) is view  # a later time cannot bring the future back
+    assert set(as_of(view, EVENTS[2].timestamp).events_between(START, LAST)) == known_at(
+        EVENTS[2].timestamp
+    )
+    private = as_of(VisibleStore(store, "Ana"), late)
+    assert isinstance(private, VisibleStore) and private.requester == "Ana"
+    assert private.count_events_between(START, LAST) == len(known_at(late))
+    assert as_of(store, None) is store
+    assert not view.has_node("fused_0")  # its later members make it part of the future
+    assert view.has_node("e00")
