@@ -241,7 +241,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     k = request.k
     selected = state.judgements[-1].selected_ids if state.judgements else []
     ranked = final_selection(
-        [*selected, *state.guard_ids],  # the guard's places are kept whatever was judged
+        selected,
         state.candidates,
         k,
         state.found,
