@@ -243,7 +243,7 @@ def test_a_garbage_plan_is_an_offline_fallback_in_the_trace(store: MemoryStore) 
         question_time=ASKED,
         requester="David",
         k=3,
-        options=ControllerOptions(policy="llm", lm=lm),
+        options=ControllerOptions(policy="llm", lm=lm, min_rounds=2),  # two judge decisions
     )
     first = result.decisions[0]
     assert first.step == "round 1 planner"
