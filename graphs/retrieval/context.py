@@ -52,10 +52,6 @@ class RetrievalContext(RunContext):
             "place when above 0); round 1's best events keep the rest."
         ),
     )
-
-    def followup_slots(self) -> int:
-        return max(1, round(self.k * self.followup_share)) if self.followup_share > 0 else 0
-
     backfill: Backfill = field(
         default="history",
         metadata=about(
@@ -63,6 +59,10 @@ class RetrievalContext(RunContext):
             "round by round) or score (best score across rounds)."
         ),
     )
+
+    def followup_slots(self) -> int:
+        """Places kept for later rounds' new finds: the share of k, at least one when above 0."""
+        return max(1, round(self.k * self.followup_share)) if self.followup_share > 0 else 0
 
     def check(self) -> None:
         super().check()

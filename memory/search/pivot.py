@@ -25,9 +25,11 @@ import numpy as np
 
 from memory.models import Event, NodeKind
 from memory.records import Candidate, ExpansionTrace, SearchResult
+from memory.search.cache import StoreCache
 from memory.search.config import SearchConfig
 from memory.search.engine import run_search
 from memory.search.plan import EvidencePivot, RoundPlan
+from memory.search.scoring import max_cosines
 from memory.store_api import MemoryStoreAPI
 from memory.text import tokenize
 
@@ -67,27 +69,29 @@ def colocated(
     known: Collection[str],
 ) -> list[tuple[str, str, float]]:
     """(event id, anchor id, cosine to the question) of the new events near the anchors in
-    time that share an anchor's place or person; best cosine first."""
+    time that share an anchor's place or person; best cosine first. Events and vectors are
+    read in one batch each (`StoreCache`)."""
     radius = timedelta(minutes=minutes)
-    best: dict[str, tuple[str, float]] = {}
+    cache = StoreCache(store)
+    anchor_of: dict[str, str] = {}
     anchor_ids = {a.event_id for a in anchors}
     for anchor in anchors:
         nearby = [
             i
             for i in store.events_between(anchor.timestamp - radius, anchor.timestamp + radius)
-            if i not in known and i not in anchor_ids and i not in best
+            if i not in known and i not in anchor_ids and i not in anchor_of
         ]
         people = set(anchor.characters)
-        shared = [
-            e
-            for e in store.get_events(nearby)
-            if (anchor.location and e.location == anchor.location) or people & set(e.characters)
-        ]
-        for event in shared:
-            cosine = float(np.dot(store.vector(event.event_id), query_vector))
-            best[event.event_id] = (anchor.event_id, cosine)
-    ranked = sorted(best.items(), key=lambda item: (-item[1][1], item[0]))
-    return [(event_id, anchor, cosine) for event_id, (anchor, cosine) in ranked]
+        for event in cache.events(nearby).values():
+            same_place = bool(anchor.location) and event.location == anchor.location
+            if same_place or people & set(event.characters):
+                anchor_of[event.event_id] = anchor.event_id
+    ids = list(anchor_of)
+    if not ids:
+        return []
+    cosines = max_cosines(np.atleast_2d(query_vector), cache.vectors(ids))
+    ranked = sorted(zip(ids, map(float, cosines)), key=lambda item: (-item[1], item[0]))
+    return [(event_id, anchor_of[event_id], cosine) for event_id, cosine in ranked]
 
 
 def expanded(plan: RoundPlan, terms: list[str]) -> RoundPlan:
@@ -124,7 +128,7 @@ def pivot_candidates(
     known: Collection[str],
 ) -> tuple[list[Candidate], list[str]]:
     """The co-located candidates and the feedback words of one pivot (no search yet)."""
-    anchors = [e for e in store.get_events([a for a in pivot.anchors if store.has_node(a)])]
+    anchors = store.get_events([a for a in pivot.anchors if store.has_node(a)])
     terms = feedback_terms(store, anchors[:FEEDBACK_ANCHORS], question, pivot.terms)
     near = colocated(store, anchors, pivot.minutes, query_vector, known)
     candidates = [
@@ -152,8 +156,8 @@ def pivot_search(
 ) -> SearchResult:
     """One pivot round: new co-located events and new feedback hits, in turns, at most k.
 
-    A pivot that finds no anchor words and no co-located event runs no search at all: a
-    round that could add nothing costs nothing."""
+    The feedback search runs only when the anchors have words to add: without them it would
+    repeat the question's own search, which can add nothing."""
     pivot = active_pivot(plan, config)
     if pivot is None:
         raise ValueError("pivot_search needs a plan with an honoured pivot")

@@ -135,9 +135,9 @@ def _reset_dspy() -> Iterator[None]:
         yield
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MemoryStore]:
-    opened = MemoryStore.open(tmp_path / "store", embedder=tiny_embedder())
+def open_with(folder: Path, rows: list[tuple[Any, ...]]) -> MemoryStore:
+    """A real store holding one event per (id, time, device, modality, text, place, people)."""
+    opened = MemoryStore.open(folder, embedder=tiny_embedder())
     opened.add_events(
         [
             Event(
@@ -145,13 +145,19 @@ def store(tmp_path: Path) -> Iterator[MemoryStore]:
                 timestamp=ts,
                 device=device,
                 modality=modality,
-                location="home",
+                location=place,
                 description=text,
                 characters=tuple(people),
             )
-            for i, ts, device, modality, text, people in HOUSEHOLD
+            for i, ts, device, modality, text, place, people in rows
         ]
     )
+    return opened
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    opened = open_with(tmp_path / "store", [(*row[:5], "home", row[5]) for row in HOUSEHOLD])
     yield opened
     opened.close()
 
@@ -594,21 +600,7 @@ SMOKE_EVENING = [
 
 @pytest.fixture
 def smoke_store(tmp_path: Path) -> Iterator[MemoryStore]:
-    opened = MemoryStore.open(tmp_path / "smoke", embedder=tiny_embedder())
-    opened.add_events(
-        [
-            Event(
-                event_id=i,
-                timestamp=ts,
-                device=device,
-                modality=modality,
-                location=place,
-                description=text,
-                characters=tuple(people),
-            )
-            for i, ts, device, modality, text, place, people in SMOKE_EVENING
-        ]
-    )
+    opened = open_with(tmp_path / "smoke", SMOKE_EVENING)
     yield opened
     opened.close()
 
