@@ -442,3 +442,18 @@ def test_a_repeated_query_reuses_its_scores_until_the_next_write() -> None:
     undo()
     assert index.scores("knee zebra") == _corpus_index(1_000).scores("knee zebra")
     assert index.postings_scored - before == 3 * cost + 2
+
+
+def test_rarity_is_bm25l_idf_by_document_frequency() -> None:
+    index = LexicalIndex()
+    texts = ["kettle on", "kettle off", "kettle boiled dry", "door opened"]
+    for i, text in enumerate(texts):
+        index.add(f"e{i}", text, NodeKind.EVENT)
+    rarity = index.rarity("kettle door piano kettle")
+    kettle = tokenize("kettle")[0]  # the index's own (stemmed) token
+    assert list(rarity) == [kettle, "door", "piano"]  # distinct tokens, in order
+    assert rarity[kettle] == pytest.approx(math.log(5) - math.log(3.5))
+    assert rarity["door"] == pytest.approx(math.log(5) - math.log(1.5))
+    assert rarity["piano"] == pytest.approx(math.log(5) - math.log(0.5))  # absent: rarest
+    index.remove("e3")
+    assert index.rarity("door")["door"] == pytest.approx(math.log(4) - math.log(0.5))
