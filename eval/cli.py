@@ -19,6 +19,8 @@ from memfuse.render import console
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.errors import MemFuseError
 
+BENCH_SYSTEMS = ("naive_rag", "bm25", "hybrid", "memfuse")  # `bench` without --suite
+
 app = typer.Typer(
     add_completion=False,
     help="MemFuseBench and LoCoMo: generate, benchmark, tune, inspect.",
@@ -88,12 +90,19 @@ def bench(
     fmt: str | None = typer.Option(
         None, "--format", help="memfusebench | locomo (default: detect)."
     ),
-    systems: str = typer.Option("naive_rag,bm25,hybrid,memfuse", "--systems"),
+    systems: str | None = typer.Option(
+        None,
+        "--systems",
+        help="Comma-separated (default: naive_rag,bm25,hybrid,memfuse; with --suite also "
+        "memfuse_no_ar,memfuse_no_fusion). Missing baselines are added with --suite.",
+    ),
     k: int = typer.Option(20, "-k", min=1),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Questions per scenario."),
     out: Path = typer.Option(Path("bench-out"), "--out"),
     suite: bool = typer.Option(
-        False, "--suite", help="Run several sources and report each system's worst gap to hybrid."
+        False,
+        "--suite",
+        help="Run several sources and report each system's worst gap to the best baseline.",
     ),
     seeds: str = typer.Option(
         "7,11", "--seeds", help="Suite: generated benchmarks to run (seed 11 is never tuned on)."
@@ -101,8 +110,11 @@ def bench(
     locomo: list[Path] = typer.Option(
         [], "--locomo", help="Suite: a LoCoMo file to add as a source (repeatable)."
     ),
-    dev_file: Path | None = typer.Option(
-        None, "--dev-file", help="Suite: dev household (default: ../shared/dev/household_dev.json)."
+    dev_file: list[Path] = typer.Option(
+        [],
+        "--dev-file",
+        help="Suite: a dev household (repeatable; default: ../shared/dev/household_dev.json "
+        "and household_dev2.json).",
     ),
     person_blind: bool = typer.Option(
         False, "--person-blind", help="Suite: add seed 7 with person-blind devices' tags removed."
@@ -126,7 +138,7 @@ def bench(
 
     With --suite: each source into <out>/<source>/, then <out>/suite.md and suite.json.
     """
-    names = [s.strip() for s in systems.split(",") if s.strip()]
+    names = [s.strip() for s in (systems or "").split(",") if s.strip()]
     settings = load_settings(data_dir=data_dir)
     if suite:
         _bench_suite(
@@ -142,7 +154,7 @@ def bench(
     results = run_bench(
         dataset,
         format=fmt,
-        systems=names,
+        systems=names or list(BENCH_SYSTEMS),
         k=k,
         limit=limit,
         out_dir=out,
@@ -166,17 +178,17 @@ def _seeds(text: str) -> list[int]:
 
 def _bench_suite(
     names: list[str], seeds: str, locomo: list[Path], dataset: Path | None,
-    dev_file: Path | None, person_blind: bool, scenarios: int, k: int, limit: int | None,
+    dev_files: list[Path], person_blind: bool, scenarios: int, k: int, limit: int | None,
     out: Path, data_dir: Path | None, bench_dir: Path, settings: MemFuseSettings,
 ) -> None:  # fmt: skip
     """`bench --suite`: options into a SuiteRequest; the suite itself lives in eval.suite."""
     from eval.report import render_suite_table
-    from eval.suite import DEV_FILE, SuiteRequest, run_suite
+    from eval.suite import DEFAULT_SYSTEMS, DEV_FILES, SuiteRequest, run_suite
 
     request = SuiteRequest(
-        systems=names, seeds=_seeds(seeds), locomo=locomo,
+        systems=names or DEFAULT_SYSTEMS, seeds=_seeds(seeds), locomo=locomo,
         datasets=[dataset] if dataset is not None else [],
-        dev_file=dev_file or DEV_FILE, person_blind=person_blind, scenarios=scenarios,
+        dev_files=dev_files or DEV_FILES, person_blind=person_blind, scenarios=scenarios,
         k=k, limit=limit, out_dir=out, data_dir=data_dir or (out / "stores"), bench_dir=bench_dir,
     )  # fmt: skip
     result = run_suite(request, settings=settings, progress=True)

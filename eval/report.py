@@ -12,6 +12,15 @@ from typing import Any
 
 from rich.table import Table
 
+from eval.baseline import (
+    ablation_margins,
+    best_baseline,
+    gaps_to_best_baseline,
+    is_baseline,
+    recall_table,
+)
+from eval.baseline import categories_of as categories
+
 # (key, report title, console title, kind) in display order; kind picks the number format.
 METRIC_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("n_questions", "questions", "n", "int"),
@@ -48,14 +57,6 @@ def _columns(results: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     """Metric columns present for at least one system (checklist score only with an LLM)."""
     blocks = [s["overall"] for s in results["systems"].values()]
     return [c for c in METRIC_COLUMNS if any(c[0] in b for b in blocks)]
-
-
-def categories(results: Mapping[str, Any]) -> list[str]:
-    """Categories in first-seen order across systems."""
-    seen: dict[str, None] = {}
-    for system in results["systems"].values():
-        seen.update(dict.fromkeys(system["by_category"]))
-    return list(seen)
 
 
 def render_console_table(results: Mapping[str, Any] | Any) -> Table:
@@ -113,11 +114,65 @@ def markdown_report(
             for name, s in results["systems"].items()
         ]
         lines += md_table(["system", *cats], rows)
+    table = recall_table(results)
+    lines += ["", *baseline_section(table, level="##"), *ablation_section(table, level="##")]
     lines += _distractor_section(results)
     lines += ["", "## What was measured", "", *_method_notes(results["k"], llm_model)]
     if notes:
         lines += ["", "## Notes", "", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"
+
+
+def baseline_section(table: Mapping[str, Any], level: str = "###") -> list[str]:
+    """Every other system minus the best baseline: Overall against the best overall, each
+    category against the best baseline in that category (named in the header row)."""
+    best = best_baseline(table)
+    others = [s for s in table["systems"] if not is_baseline(s)]
+    if best["overall"] is None or not others:
+        return []
+    cats = [c for c in table["categories"] if c not in table["apart"]]
+    header = ["system", f"overall (vs {best['overall']['system']} {best['overall']['recall']:.3f})"]
+    for cat in cats:
+        ref = best["by_category"].get(cat)
+        header.append(f"{cat} (vs {ref['system']} {ref['recall']:.3f})" if ref else cat)
+    rows = []
+    for system in others:
+        gaps = gaps_to_best_baseline(table, system)
+        rows.append(
+            [system, signed(gaps["overall"]), *(signed(gaps["by_category"].get(c)) for c in cats)]
+        )
+    intro = (
+        "Recall@k minus the best of naive_rag, bm25 and hybrid on this source: the best overall "
+        "for Overall, the best in each category for that category. Negative is below the bar."
+    )
+    return [f"{level} Against the best baseline", "", intro, "", *md_table(header, rows), ""]
+
+
+def ablation_section(table: Mapping[str, Any], level: str = "###") -> list[str]:
+    """memfuse minus each ablation that ran: what the switched-off part adds."""
+    margins = ablation_margins(table)
+    if not margins:
+        return []
+    cats = [c for c in table["categories"] if c not in table["apart"]]
+    rows = [
+        [
+            f"memfuse − {ablation}",
+            signed(m["overall"]),
+            *(signed(m["by_category"].get(c)) for c in cats),
+        ]
+        for ablation, m in margins.items()
+    ]
+    intro = (
+        "What each part adds: memfuse's recall@k minus the ablation's (positive: the part helps)."
+    )
+    return [
+        f"{level} What each part adds",
+        "",
+        intro,
+        "",
+        *md_table(["part", "overall", *cats], rows),
+        "",
+    ]
 
 
 def _distractor_section(results: Mapping[str, Any]) -> list[str]:
@@ -238,8 +293,9 @@ def plot_recall_by_category(results: Mapping[str, Any], path: Path) -> Path:
 # --- suite (suite.json shape, written by eval.suite) ------------------------------------
 
 SUITE_NOTES = """\
-- **gap**: the system's evidence recall@k minus `{reference}`'s, on the same questions of
-  the same source; negative means below `{reference}`.
+- **gap**: the system's evidence recall@k minus the best baseline's (the best of naive_rag,
+  bm25 and hybrid: overall for Overall, per category for each category), on the same
+  questions of the same source; negative means below the bar.
 - **worst**: the lowest gap over the source's categories (the category in brackets);
   categories a dataset reports apart (LoCoMo adversarial) are shown but left out of gaps,
   as they are left out of Overall. **overall**: the gap of the Overall recall.
@@ -273,7 +329,7 @@ def suite_gap_rows(summary: Mapping[str, Any]) -> tuple[list[str], list[list[str
 def render_suite_table(summary: Mapping[str, Any]) -> Table:
     """The worst-case gap table for the terminal."""
     header, rows = suite_gap_rows(summary)
-    table = Table(title=f"suite: gap to {summary['reference']}, recall@{summary['k']}")
+    table = Table(title=f"suite: gap to the {summary['reference']}, recall@{summary['k']}")
     table.add_column(header[0], style="bold", no_wrap=True)
     for title in header[1:]:
         table.add_column(title, justify="right", no_wrap=True)
@@ -310,23 +366,25 @@ def _source_section(source: Mapping[str, Any]) -> list[str]:
         "",
         *md_table(["system", "overall", *titles], rows),
         "",
+        *baseline_section(source),
+        *ablation_section(source),
     ]
 
 
 def suite_markdown(summary: Mapping[str, Any]) -> str:
     """suite.md: the worst-case gap table, one verdict per system, then every source's table."""
     reference, k = summary["reference"], summary["k"]
-    lines = [f"# Benchmark suite: gap to {reference}", ""]
+    lines = [f"# Benchmark suite: gap to the {reference}", ""]
     lines += [f"Evidence recall@{k}; systems: {', '.join(summary['systems'])}."]
     if summary.get("limit"):
         lines += [f"Only the first {summary['limit']} question(s) of every scenario."]
-    lines += ["", "## Worst-case gap to " + reference, ""]
+    lines += ["", f"## Worst-case gap to the {reference}", ""]
     if summary["sources"] and summary["gaps"]:
         lines += md_table(*suite_gap_rows(summary))
         lines += ["", "## Verdicts", ""]
         lines += [f"- **{system}**: {line}" for system, line in summary["verdicts"].items()]
     else:
-        lines += ["Nothing to compare (no source ran, or no system besides the reference)."]
+        lines += ["Nothing to compare (no source ran, or no system besides the baselines)."]
     lines += ["", f"## Recall@{k} per source", ""]
     for source in summary["sources"]:
         lines += _source_section(source)

@@ -1,4 +1,5 @@
-"""`bench --suite` on tiny data: sources, caching, gaps to hybrid, reports and the CLI."""
+"""`bench --suite` on tiny data: sources, caching, gaps to the best baseline, ablation margins,
+reports and the CLI."""
 
 from __future__ import annotations
 
@@ -27,11 +28,11 @@ from tests.support.bench import LOCOMO, BagOfWordsEmbedder, write_tiny_bench
 
 def _run(tmp_path: Path, **kwargs) -> suite_module.SuiteResults:
     defaults = {
-        "systems": ["bm25"],
+        "systems": ["memfuse", "memfuse_no_ar", "bm25"],
         "seeds": [],
         "locomo": [LOCOMO],
         "datasets": [write_tiny_bench(tmp_path / "tiny.json")],
-        "dev_file": tmp_path / "no-such-dev.json",
+        "dev_files": [tmp_path / "no-such-dev.json"],
         "conversation_dev": None,
         "k": 5,
         "out_dir": tmp_path / "out",
@@ -52,37 +53,53 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> suite_module.SuiteResults:
     return _run(tmp_path_factory.mktemp("suite"))
 
 
-def test_hybrid_is_added_and_the_missing_dev_file_is_a_note(ran):
+def test_missing_baselines_are_added_and_the_missing_dev_file_is_a_note(ran):
     summary = ran.summary
-    assert summary["systems"] == ["bm25", "hybrid"]
+    assert summary["systems"] == ["memfuse", "memfuse_no_ar", "bm25", "naive_rag", "hybrid"]
     assert [s["name"] for s in summary["sources"]] == ["locomo-locomo_small", "tiny"]
     assert any("no-such-dev.json does not exist" in note for note in summary["notes"])
-    assert any("hybrid added" in note for note in summary["notes"])
-    assert list(summary["gaps"]) == ["bm25"]  # no gap of hybrid to itself
+    assert any("naive_rag, hybrid added" in note for note in summary["notes"])
+    assert list(summary["gaps"]) == ["memfuse", "memfuse_no_ar"]  # no gap of a baseline
 
 
-def test_gap_table_is_the_difference_of_the_per_source_results(ran):
-    gaps = ran.summary["gaps"]["bm25"]
+def _recall(block: dict, category: str | None = None) -> float | None:
+    if category is None:
+        return block["overall"]["evidence_recall"]
+    return block["by_category"].get(category, {}).get("evidence_recall")
+
+
+def test_gaps_are_to_the_best_baseline_overall_and_in_each_category(ran):
+    baselines = ("naive_rag", "bm25", "hybrid")
     for source in ran.summary["sources"]:
         results = json.loads((Path(source["out_dir"]) / "results.json").read_text())
-        bm25, hybrid = results["systems"]["bm25"], results["systems"]["hybrid"]
-        mine = gaps[source["name"]]
-        assert mine["overall"] == pytest.approx(
-            bm25["overall"]["evidence_recall"] - hybrid["overall"]["evidence_recall"]
-        )
-        apart = set(hybrid["overall"].get("excluded_categories", []))
-        expected = {
-            c: bm25["by_category"][c]["evidence_recall"] - block["evidence_recall"]
-            for c, block in hybrid["by_category"].items()
-            if c not in apart and block["evidence_recall"] is not None
-        }
+        systems = results["systems"]
+        apart = set(systems["hybrid"]["overall"].get("excluded_categories", []))
+        best_overall = max(_recall(systems[b]) for b in baselines)
+        assert source["best_baseline"]["overall"]["recall"] == pytest.approx(best_overall)
+        mine = ran.summary["gaps"]["memfuse"][source["name"]]
+        assert mine["overall"] == pytest.approx(_recall(systems["memfuse"]) - best_overall)
+        expected = {}
+        for cat in systems["hybrid"]["by_category"]:
+            refs = [_recall(systems[b], cat) for b in baselines]
+            refs = [r for r in refs if r is not None]
+            if cat in apart or not refs:
+                continue
+            expected[cat] = _recall(systems["memfuse"], cat) - max(refs)
+            best = source["best_baseline"]["by_category"][cat]
+            assert _recall(systems[best["system"]], cat) == pytest.approx(max(refs))
         assert mine["by_category"] == pytest.approx(expected)
         assert mine["worst"] == pytest.approx(min(expected.values()))
         assert expected[mine["worst_category"]] == pytest.approx(mine["worst"])
+        # what the agent adds: memfuse minus its no-agent ablation, on the same questions
+        margin = source["ablation_margins"]["memfuse_no_ar"]
+        assert list(source["ablation_margins"]) == ["memfuse_no_ar"]
+        assert margin["overall"] == pytest.approx(
+            _recall(systems["memfuse"]) - _recall(systems["memfuse_no_ar"])
+        )
         # per-source table: the same numbers as the source's own results.json
-        assert source["systems"]["bm25"]["overall"] == bm25["overall"]["evidence_recall"]
-    locomo = gaps["locomo-locomo_small"]
-    assert "adversarial" not in locomo["by_category"]  # reported apart, as in Overall
+        assert source["systems"]["bm25"]["overall"] == _recall(systems["bm25"])
+    gaps = ran.summary["gaps"]["memfuse"]
+    assert "adversarial" not in gaps["locomo-locomo_small"]["by_category"]  # apart, as Overall
     locomo_source = next(s for s in ran.summary["sources"] if s["name"].startswith("locomo"))
     assert locomo_source["apart"] == ["adversarial"]
 
@@ -91,8 +108,11 @@ def test_reports_are_written_and_agree(ran):
     assert json.loads(ran.json_path.read_text()) == ran.summary
     text = ran.markdown_path.read_text()
     assert text == suite_markdown(ran.summary)
-    assert "## Worst-case gap to hybrid" in text and "| bm25 |" in text
-    assert f"- **bm25**: {ran.summary['verdicts']['bm25']}" in text
+    assert "## Worst-case gap to the best baseline" in text and "| memfuse |" in text
+    assert f"- **memfuse**: {ran.summary['verdicts']['memfuse']}" in text
+    assert "### Against the best baseline" in text and "memfuse − memfuse_no_ar" in text
+    report = (ran.out_dir / "tiny" / "report.md").read_text()
+    assert "## Against the best baseline" in report and "## What each part adds" in report
     assert "adversarial (apart)" in text and "### tiny" in text
     for source in ("locomo-locomo_small", "tiny"):
         assert (ran.out_dir / source / "report.md").is_file()
@@ -120,40 +140,50 @@ def test_dev_file_and_seed_files_are_sources_and_seeds_are_generated_once(tmp_pa
             event["characters"] = ["David"]
     seed_file(data, 7).write_text(json.dumps(raw))
 
-    result = _run(tmp_path, seeds=[7, 11], person_blind=True, dev_file=tiny, locomo=[], datasets=[])
+    result = _run(
+        tmp_path, systems=["bm25"], seeds=[7, 11], person_blind=True, dev_files=[tiny],
+        locomo=[], datasets=[],
+    )  # fmt: skip
     assert calls == [11]  # seed 11 generated once, seed 7 taken from its file
     names = [s["name"] for s in result.summary["sources"]]
-    assert names == ["seed7", "seed11", "seed7-person-blind", "dev"]
+    assert names == ["seed7", "seed11", "seed7-person-blind", "tiny"]
     assert not any("dev household skipped" in n for n in result.summary["notes"])
-    assert "hybrid added" in result.summary["notes"][0]
+    assert "naive_rag, hybrid added" in result.summary["notes"][0]
     blind = load(data / "memfusebench-seed7-realistic-person-blind.json")
     tags = {e.event_id: e.characters for e in blind.scenario_data[0].all_events()}
     assert tags["e04"] == [] and tags["e10"] == []
     assert tags["e01"] == ["David"] and tags["e02"] == ["David"]  # a watch and a camera
 
 
-def test_source_gaps_worst_category_ties_and_unmeasurable():
+def test_source_gaps_take_the_best_baseline_per_category_and_skip_unmeasurable():
     table = {
         "categories": ["a", "b", "c", "d"],
         "apart": ["d"],
         "systems": {
             "hybrid": {"overall": 0.5, "by_category": {"a": 0.5, "b": 0.4, "c": None, "d": 0.9}},
+            "naive_rag": {"overall": 0.4, "by_category": {"a": 0.2, "b": 0.6, "c": None, "d": 0.1}},
             "x": {"overall": 0.6, "by_category": {"a": 0.3, "b": 0.2, "c": 0.1, "d": 0.0}},
         },
     }
     gaps = source_gaps(table, "x")
-    assert gaps["by_category"] == pytest.approx({"a": -0.2, "b": -0.2})  # c unmeasurable, d apart
-    assert gaps["worst_category"] == "a" and gaps["worst"] == pytest.approx(-0.2)
-    assert gaps["overall"] == pytest.approx(0.1)
+    # a against hybrid, b against naive_rag; c unmeasurable, d apart
+    assert gaps["by_category"] == pytest.approx({"a": -0.2, "b": -0.4})
+    assert gaps["worst_category"] == "b" and gaps["worst"] == pytest.approx(-0.4)
+    assert gaps["overall"] == pytest.approx(0.1)  # against hybrid, the best overall
     line = verdict({"s1": gaps})
-    assert line.startswith("below hybrid on s1/a by 0.200") and "s1/overall" not in line
+    assert line.startswith("below the best baseline on s1/b by 0.400") and "s1/overall" not in line
     even = {"overall": 0.0, "by_category": {"a": 0.0}, "worst_category": "a", "worst": 0.0}
-    assert verdict({"s1": even, "s2": even}) == "never below hybrid"
+    assert verdict({"s1": even, "s2": even}) == "never below the best baseline"
 
 
-def test_with_reference_adds_hybrid_once():
-    assert with_reference(["bm25", " memfuse", "bm25"]) == ["bm25", "memfuse", "hybrid"]
-    assert with_reference(["hybrid", "bm25"]) == ["hybrid", "bm25"]
+def test_with_reference_adds_every_missing_baseline_once():
+    assert with_reference(["bm25", " memfuse", "bm25"]) == [
+        "bm25",
+        "memfuse",
+        "naive_rag",
+        "hybrid",
+    ]
+    assert with_reference(["hybrid", "naive_rag", "bm25"]) == ["hybrid", "naive_rag", "bm25"]
 
 
 def test_cli_suite_parses_options_into_a_request(tmp_path, monkeypatch):
@@ -164,7 +194,7 @@ def test_cli_suite_parses_options_into_a_request(tmp_path, monkeypatch):
     def fake_run_suite(request, **kwargs):
         seen.append(request)
         summary = {
-            "k": request.k, "limit": None, "reference": "hybrid", "systems": ["bm25", "hybrid"],
+            "k": request.k, "limit": None, "reference": "best baseline", "systems": ["bm25"],
             "held_out_seed": 11, "sources": [], "gaps": {}, "verdicts": {}, "notes": [],
         }  # fmt: skip
         return suite_module.SuiteResults(summary=summary, out_dir=Path(request.out_dir))
@@ -178,10 +208,17 @@ def test_cli_suite_parses_options_into_a_request(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     (request,) = seen
     assert list(request.systems) == ["bm25"] and list(request.seeds) == [7, 23]
+    assert list(request.dev_files) == list(suite_module.DEV_FILES)
     assert [str(p) for p in request.locomo] == ["a.json", "b.json"]
     assert request.limit == 3 and request.person_blind and request.datasets == []
-    assert request.dev_file == suite_module.DEV_FILE
     assert request.data_dir == tmp_path / "o" / "stores"
+
+    args = ["bench", "--suite", "--dev-file", "h1.json", "--dev-file", "h2.json", "--seeds", ""]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    request = seen[-1]
+    assert list(request.systems) == list(suite_module.DEFAULT_SYSTEMS)  # ablations included
+    assert "memfuse_no_ar" in request.systems and "memfuse_no_fusion" in request.systems
+    assert [str(p) for p in request.dev_files] == ["h1.json", "h2.json"]
 
     plain = CliRunner().invoke(app, ["bench", "--systems", "bm25"])
     assert plain.exit_code != 0 and "--dataset is required" in str(plain.exception)
