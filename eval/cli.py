@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from memfuse.cli_common import DataDir
+from memfuse.cli_common import DataDir, choice
 from memfuse.render import console
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.errors import MemFuseError
@@ -138,6 +138,10 @@ def bench(
 
     With --suite: each source into <out>/<source>/, then <out>/suite.md and suite.json.
     """
+    from memory.formats.models import FORMATS
+
+    if fmt is not None:
+        choice("--format", fmt, FORMATS, "format")
     names = [s.strip() for s in (systems or "").split(",") if s.strip()]
     settings = load_settings(data_dir=data_dir)
     if suite:
@@ -216,11 +220,8 @@ def bench_perf(
     synthesis stages' household-weeks laid end to end."""
     from eval.perf import run_perf
 
-    if mode not in ("plain", "fused") or embedder not in ("model", "hashing"):
-        raise MemFuseError(
-            f"bench-perf: --mode is plain or fused, --embedder is model or hashing "
-            f"(got {mode!r}, {embedder!r})"
-        )
+    choice("--mode", mode, ("plain", "fused"), "mode")
+    choice("--embedder", embedder, ("model", "hashing"), "embedder")
     report = run_perf(
         n_events=events, n_queries=queries, mode=mode, data_dir=data_dir, embedder=embedder
     )
@@ -265,8 +266,7 @@ def optimize(
     from eval.optimize import optimize as run
     from eval.optimize.report import score_table
 
-    if auto not in ("light", "medium", "heavy"):
-        raise MemFuseError(f"--auto: expected light, medium or heavy, got {auto!r}")
+    choice("--auto", auto, ("light", "medium", "heavy"), "budget")
     request = OptimizeRequest(
         target=target,
         optimizer=optimizer,
@@ -308,7 +308,9 @@ def show_question(
     """One benchmark question: gold answer, retrieved context with provenance, gold evidence
     marked ✓."""
     from eval.showcase import show_question as run
+    from eval.systems import SYSTEMS
 
+    choice("--system", system, tuple(SYSTEMS), "system")
     run(dataset, index=index, system=system, data_dir=data_dir, out=console())
 
 
@@ -326,7 +328,10 @@ def check_dataset(
 
     from eval.check import check_dataset as run_checks
     from eval.check import render
+    from memory.formats.models import FORMATS
 
+    if fmt is not None:
+        choice("--format", fmt, FORMATS, "format")
     report = run_checks(file, fmt)
     if as_json:
         sys.stdout.write(report.to_json() + "\n")

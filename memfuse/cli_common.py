@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -70,6 +71,17 @@ def parse_time(value: str | None, flag: str = "--time") -> datetime | None:
         raise MemFuseError(f"{flag}: {exc}") from None
 
 
+def choice(flag: str, value: str, allowed: Sequence[str], noun: str = "value") -> str:
+    """The value of an option that takes one of a few words; anything else is a usage error
+    (exit 2, like an unknown option), raised before the command reads or opens anything."""
+    if value not in allowed:
+        raise typer.BadParameter(
+            f"unknown {noun} {value!r} (expected one of: {', '.join(allowed)})",
+            param_hint=f"'{flag}'",
+        )
+    return value
+
+
 def open_memory(
     data_dir: Path | None,
     namespace: str | None,
@@ -85,6 +97,7 @@ def open_memory(
     go on: the store opens it read-only)."""
     from memfuse.api import MemFuse, require_store
     from memfuse.settings import load_settings
+    from memory.edge_store import sqlite_writable
     from memory.store import prepare_data_dir
 
     settings = load_settings(data_dir=data_dir)
@@ -93,6 +106,9 @@ def open_memory(
         require_store(Path(root), namespace or settings.namespace)
     if not prepare_data_dir(root) and writer:
         raise ReadOnlyDataDirError(f"data dir {root}")
+    store_file = Path(root).expanduser() / f"{namespace or settings.namespace}.sqlite"
+    if writer and not settings.database_url and not sqlite_writable(store_file):
+        raise ReadOnlyDataDirError(store_file)  # readers go on: the store opens it read-only
     return MemFuse.open(data_dir, namespace, settings=settings, writer=writer)
 
 

@@ -9,24 +9,16 @@ events, packs and edges), is detected too but read whole by `read_export_bundle`
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from memory.errors import InputFormatError, MemFuseError
 from memory.formats.export import ExportBundle, is_export, read_export
 from memory.formats.loader import load_dataset
+from memory.jsontext import decode_utf8, load_json
 from memory.models import Event, parse_events
 
 InputFormat = Literal["auto", "jsonl", "memfusebench", "locomo", "export"]
-
-
-def _not_utf8(path: Path, line_no: int, column: int, exc: UnicodeDecodeError) -> InputFormatError:
-    bad = exc.object[exc.start : exc.start + 1].hex()
-    return InputFormatError(
-        f"{path}: line {line_no}: not valid UTF-8 (byte 0x{bad} at column {column}); "
-        "save the file as UTF-8"
-    )
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -34,37 +26,15 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise _not_utf8(path, line_no, exc.start + 1, exc) from None
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputFormatError(
-                    f"{path}: line {line_no}: invalid JSON ({exc.msg})"
-                ) from None
+            line = decode_utf8(raw, path, line_no)  # line 1 loses a byte-order mark
+            if line.strip():
+                records.append(load_json(line, path, line_no))
     return records
 
 
 def _read_json(path: Path) -> Any:
     """A whole JSON file; a bad byte or bad JSON names the file and its line."""
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_start = raw.rfind(b"\n", 0, exc.start) + 1
-        raise _not_utf8(
-            path, raw.count(b"\n", 0, exc.start) + 1, exc.start - line_start + 1, exc
-        ) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputFormatError(
-            f"{path}: line {exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
-        ) from None
+    return load_json(decode_utf8(path.read_bytes(), path), path)
 
 
 def detect_format(path: Path) -> InputFormat:
@@ -86,9 +56,17 @@ def detect_format(path: Path) -> InputFormat:
 
 
 def read_events(path: Path, fmt: InputFormat = "auto", scenario: str | None = None) -> list[Event]:
-    """Validate every event of the file; the first bad one aborts with its id and field."""
+    """Validate every event of the file; the first bad one aborts with its id and field. A
+    file without events is an error too: "ingested 0 events" would hide a wrong path."""
     if not path.exists():
         raise InputFormatError(f"{path}: no such file")
+    events = _read_events(path, fmt, scenario)
+    if not events:
+        raise InputFormatError(f"{path}: no events in it (an empty file?); nothing was written")
+    return events
+
+
+def _read_events(path: Path, fmt: InputFormat, scenario: str | None) -> list[Event]:
     kind = detect_format(path) if fmt == "auto" else fmt
     if kind == "export" or (kind == "jsonl" and is_export(path)):
         raise MemFuseError(

@@ -1,6 +1,8 @@
-"""Console rendering shared by the CLI commands: contexts with provenance, stats."""
+"""Console rendering shared by the CLI commands: contexts with provenance, stats, JSON lines."""
 
 from __future__ import annotations
+
+import sys
 
 from rich.console import Console
 from rich.markup import escape
@@ -9,13 +11,20 @@ from rich.table import Table
 from memory.models import NodeKind, format_timestamp
 from memory.records import ContextEntry
 from memory.store_api import StoreStats
-from memory.text import single_line
+from memory.text import escape_invisible_json, single_line
 
 
 def safe(text: str) -> str:
     """Event text as Rich shows it literally: one line, no control or bidi characters, markup
     escaped (a description holding "[/i]" must print as "[/i]", not crash the table)."""
     return escape(single_line(text))
+
+
+def print_json(text: str) -> None:
+    """One JSON document (already serialized) on stdout, with bidi and other invisible
+    controls escaped (`memory.text.escape_invisible_json`): event text is untrusted, and a
+    U+202E in a description must not reorder what `--json` shows in a terminal or a diff."""
+    sys.stdout.write(escape_invisible_json(text) + "\n")
 
 
 def safe_block(text: str) -> str:

@@ -11,6 +11,7 @@ transaction are put back exactly as they were.
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 import threading
 import time
@@ -31,6 +32,14 @@ from memory.errors import (
 from memory.models import Edge, EdgeType, NodeKind
 
 _EdgeKey = tuple[str, str, str]
+
+
+def sqlite_writable(path: Path) -> bool:
+    """Whether SQLite may write `path`: its folder (journal, -wal, -shm beside it) and, when
+    it exists, the file itself. A file we may only read (mode 444 in a writable folder) is
+    opened read-only, so reads still work; a read-write open would fail on the first pragma."""
+    path = Path(path)
+    return os.access(path.parent, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
 
 
 def connect_sqlite(path: Path, read_only: bool = False) -> sqlite3.Connection:

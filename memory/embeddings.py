@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.edge_store import connect_sqlite
+from memory.edge_store import connect_sqlite, sqlite_writable
 from memory.errors import CACHE_RECOVERY, ConfigurationError, storage_fault
 from memory.text import tokenize
 
@@ -250,9 +250,10 @@ class CachedEmbedder:
         self.inner = inner
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # In a folder we may not write (a read-only data dir) the cache is read, never written;
-        # without a cache file there it is simply absent: the model embeds every text.
-        self.read_only = not os.access(self.path.parent, os.W_OK)
+        # In a folder we may not write (a read-only data dir), or from a file we may only read,
+        # the cache is read, never written; without a cache file there it is simply absent:
+        # the model embeds every text.
+        self.read_only = not sqlite_writable(self.path)
         self._conn: sqlite3.Connection | None = None
         try:
             if not (self.read_only and not self.path.is_file()):

@@ -2,22 +2,32 @@
 
 Events are immutable observations; fused nodes are mutable summaries that point
 back to their member events; edges are typed relations between the two layers.
-Timestamps are household-local wall-clock times (naive datetimes): an offset in
-the input is dropped, keeping the clock time the device reported.
+Timestamps are naive datetimes in UTC: a timestamp given without an offset is kept as
+given (and read as UTC, as every comparison, window and audit time does); one with an offset
+(``+05:00``, ``Z``) is converted to UTC, so two reports of different instants never become equal.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from memory.errors import InvalidEventError
+from memory.jsontext import json_problem
 from memory.text import single_line
 
 
@@ -64,18 +74,37 @@ FUSED_PREFIX = "fused_"
 
 
 def parse_timestamp(value: Any) -> datetime:
-    """Accept a datetime or an ISO-8601 string (``T`` or space, optional seconds/offset/``Z``)."""
+    """Accept a datetime or an ISO-8601 string (``T`` or space, optional seconds/offset/``Z``).
+
+    An offset is never dropped: an aware time becomes the same instant in UTC (naive, like
+    every stored time), so ``10:00+05:00`` and ``10:00-08:00`` stay 13 hours apart."""
     if isinstance(value, datetime):
-        return _in_range(value.replace(tzinfo=None))
+        return _in_range(_as_utc(value))
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}")
     text = value.strip()
-    text = text.removesuffix("Z")
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
     try:
-        parsed = datetime.fromisoformat(text).replace(tzinfo=None)
+        parsed = datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(f"expected an ISO-8601 timestamp, got {value!r}") from None
-    return _in_range(parsed)
+    return _in_range(_as_utc(parsed))
+
+
+def _as_utc(moment: datetime) -> datetime:
+    """Naive as given (read as UTC); aware converted to UTC, then naive. Shifting past year 1
+    or 9999 is out of range, not an OverflowError."""
+    offset = moment.utcoffset()
+    if offset is None:
+        return moment
+    try:
+        return moment.replace(tzinfo=None) - offset
+    except OverflowError:
+        raise ValueError(
+            f"timestamp {moment.isoformat()} is outside the supported range "
+            f"{EARLIEST.date().isoformat()} to {LATEST.date().isoformat()}"
+        ) from None
 
 
 # Time arithmetic (windows reaching days back, fusion gaps, spans) must never overflow
@@ -100,6 +129,33 @@ MAX_DESCRIPTION_CHARS = 8_000
 MAX_ID_CHARS = 256
 
 
+# Names and ids (event id, device, location, owner, people, episode) are one plain line: no
+# C0 control (NUL cuts C strings, a newline forges log and prompt lines, ESC drives
+# terminals), no DEL, no C1. A description may span lines (tab, newline, carriage return
+# stay) but holds no other C0 control and no DEL. Refused, never silently removed.
+_NAME_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_TEXT_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_STRIPPED = ("device", "description")
+
+
+def _refuse_controls(value: str, pattern: re.Pattern[str]) -> None:
+    if (found := pattern.search(value)) is not None:
+        raise ValueError(
+            f"control character U+{ord(found.group()):04X} at position {found.start() + 1} "
+            "is not allowed in this field"
+        )
+
+
+def _refuse_path_like(event_id: str) -> None:
+    """An id names files, URLs and log lines downstream (exports, per-event caches): a path
+    separator or a dot segment in it could climb out of a folder, so it is refused."""
+    for separator in ("/", "\\"):
+        if separator in event_id:
+            raise ValueError(f"an id may not contain the path separator {separator!r}")
+    if event_id.strip() in (".", ".."):
+        raise ValueError(f"an id may not be the path segment {event_id.strip()!r}")
+
+
 def format_timestamp(ts: datetime) -> str:
     return ts.strftime("%Y-%m-%d %H:%M:%S")
 
@@ -110,7 +166,9 @@ class Event(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     event_id: str = Field(min_length=1, description="Unique id; benchmark ids are kept as given.")
-    timestamp: datetime = Field(description="When the device observed it (household-local time).")
+    timestamp: datetime = Field(
+        description="When the device observed it (UTC: an offset is converted)."
+    )
     device: str = Field(min_length=1, description="The source device id, e.g. `watch_david`.")
     modality: Modality = Field(description="Which of the nine sensing modalities produced it.")
     location: str = Field(default="", description="Where the device (or the person) was.")
@@ -128,10 +186,19 @@ class Event(BaseModel):
     def _parse_ts(cls, value: Any) -> datetime:
         return parse_timestamp(value)
 
-    @field_validator("description", "device", mode="before")
+    @field_validator(
+        "event_id", "device", "location", "owner", "episode_id", "description", mode="before"
+    )
     @classmethod
-    def _strip(cls, value: Any) -> Any:
-        return value.strip() if isinstance(value, str) else value
+    def _plain_text(cls, value: Any, info: ValidationInfo) -> Any:
+        """Controls are checked on the text as given, before device and description lose
+        their surrounding white space (str.strip would quietly eat some controls)."""
+        if not isinstance(value, str):
+            return value
+        _refuse_controls(
+            value, _TEXT_CONTROL if info.field_name == "description" else _NAME_CONTROL
+        )
+        return value.strip() if info.field_name in _STRIPPED else value
 
     @field_validator("description")
     @classmethod
@@ -145,11 +212,22 @@ class Event(BaseModel):
 
     @field_validator("event_id", "device")
     @classmethod
-    def _short_id(cls, value: str) -> str:
+    def _short_id(cls, value: str, info: ValidationInfo) -> str:
         if len(value) > MAX_ID_CHARS:
             raise ValueError(
                 f"{len(value):,} characters, more than the {MAX_ID_CHARS} an id may hold"
             )
+        if info.field_name == "event_id":
+            _refuse_path_like(value)
+        return value
+
+    @field_validator("metadata")
+    @classmethod
+    def _storable(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Metadata is kept as given, so it must be JSON that writes back as read: a NaN or
+        1e400 would come back as null (or as a token other readers refuse)."""
+        if (problem := json_problem(value)) is not None:
+            raise ValueError(problem)
         return value
 
     @field_validator("characters", mode="before")
@@ -158,7 +236,12 @@ class Event(BaseModel):
         if value is None:
             return ()
         if isinstance(value, str):
+            _refuse_controls(value, _NAME_CONTROL)
             return tuple(p.strip() for p in value.split(",") if p.strip())
+        if isinstance(value, list | tuple):
+            for person in value:
+                if isinstance(person, str):
+                    _refuse_controls(person, _NAME_CONTROL)
         return value
 
     def index_text(self) -> str:

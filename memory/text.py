@@ -207,3 +207,18 @@ def single_line(text: str) -> str:
     become spaces and runs of white space collapse, so a description can neither inject lines
     into a prompt nor escape sequences into a terminal. The stored text is never changed."""
     return " ".join(_UNSAFE.sub(" ", text).split())
+
+
+# What JSON may carry raw but a terminal, an editor or a diff shows misleadingly: DEL and C1
+# controls, line/paragraph separators and bidi controls. JSON writers already escape C0, and
+# these can only occur inside strings, so escaping them in the written text keeps it valid.
+_INVISIBLE_IN_JSON = re.compile(
+    "[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]"
+)
+
+
+def escape_invisible_json(text: str) -> str:
+    """JSON text with every bidi control (U+202E…), DEL/C1 control and line separator written
+    as a `\\uXXXX` escape: still valid JSON that parses to the same value, but a reader of the
+    output (`events --json`, an export) can no longer be shown reordered or hidden text."""
+    return _INVISIBLE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -23,8 +23,10 @@ from typing import Any, NoReturn, Protocol, TextIO
 from pydantic import BaseModel, Field, ValidationError
 
 from memory.errors import InputFormatError, InvalidEventError, MemFuseError, NodeNotFoundError
+from memory.jsontext import BOM, decode_utf8, load_json
 from memory.models import Edge, EdgeType, Event, FusedNode, is_fused_id, parse_event
 from memory.store_api import MemoryStoreAPI
+from memory.text import escape_invisible_json
 from memory.visibility import canonical
 
 EXPORT_FORMAT = "memfuse-export-1"
@@ -102,7 +104,7 @@ def _write(records: Iterator[dict[str, Any]], handle: TextIO) -> dict[str, int]:
     counts: dict[str, int] = {}
     for record in records:
         counts = counts or dict(record["counts"])
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.write(escape_invisible_json(json.dumps(record, ensure_ascii=False)) + "\n")
     return counts
 
 
@@ -141,22 +143,9 @@ def _lines(path: Path) -> Iterator[tuple[int, Any]]:
     InputFormatError with the line (the wording of `memfuse ingest`'s JSONL reader)."""
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                bad = exc.object[exc.start : exc.start + 1].hex()
-                raise InputFormatError(
-                    f"{path}: line {line_no}: not valid UTF-8 (byte 0x{bad} at column "
-                    f"{exc.start + 1}); save the file as UTF-8"
-                ) from None
-            if not line.strip():
-                continue
-            try:
-                yield line_no, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputFormatError(
-                    f"{path}: line {line_no}: invalid JSON ({exc.msg})"
-                ) from None
+            line = decode_utf8(raw, path, line_no)  # line 1 loses a byte-order mark
+            if line.strip():
+                yield line_no, load_json(line, path, line_no)
 
 
 def is_export(path: Path) -> bool:
@@ -168,8 +157,8 @@ def is_export(path: Path) -> bool:
                 line = handle.readline(_HEADER_LIMIT)
                 if not line or len(line) >= _HEADER_LIMIT:
                     return False
-        header = json.loads(line.decode("utf-8"))
-    except (OSError, ValueError):  # no file, a folder, bad UTF-8 or JSON: not an export
+        header = json.loads(line.decode("utf-8").removeprefix(BOM))
+    except (OSError, ValueError, RecursionError):  # no file, a folder, bad UTF-8 or JSON
         return False
     return isinstance(header, dict) and header.get("format") == EXPORT_FORMAT
 

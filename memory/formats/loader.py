@@ -8,7 +8,6 @@ cache key) and hands the decoded JSON to the format's reader.
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from memory.formats.models import (
     ChecklistItem,
     DatasetFormat,
 )
+from memory.jsontext import decode_utf8, load_json
 from memory.models import parse_timestamp
 
 
@@ -60,10 +60,7 @@ def load_dataset(path: str | Path, format: DatasetFormat | None = None) -> Bench
             f"cannot read dataset {str(path)!r}: {exc.strerror or exc}"
         ) from None
     content_hash = hashlib.sha256(data).hexdigest()
-    try:
-        raw = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputFormatError(f"dataset {str(path)!r} is not valid JSON: {exc}") from None
+    raw = load_json(decode_utf8(data, path), path)
     fmt = format or detect_format(raw)
     if fmt == "locomo":
         scenarios, apart, notes = locomo_from_raw(raw)

@@ -16,7 +16,7 @@ from typing import Any
 
 from memory.errors import InputFormatError
 from memory.formats.models import BenchQuestion, BenchScenario
-from memory.models import Event, Modality, SourceKind
+from memory.models import Event, Modality, SourceKind, parse_event
 
 CATEGORIES: dict[int, str] = {
     1: "multi_hop",
@@ -97,18 +97,19 @@ def _turn_event(sample_id: str, session: int, when: datetime, turn: dict[str, An
     metadata: dict[str, Any] = {"dia_id": dia_id, "session": session}
     if turn.get("img_url"):
         metadata["img_url"] = turn["img_url"]
-    return Event(
-        event_id=event_id(sample_id, dia_id),
-        timestamp=when,
-        device=f"chat_{'_'.join(speaker.lower().split())}",
-        modality=Modality.DIALOGUE,
-        location="chat",
-        description=description,
-        characters=(speaker,),
-        source=SourceKind.USER,
-        owner=speaker,
-        metadata=metadata,
-    )
+    record = {  # validated like any input record, so a refusal names the turn's event
+        "event_id": event_id(sample_id, dia_id),
+        "timestamp": when,
+        "device": f"chat_{'_'.join(speaker.lower().split())}",
+        "modality": Modality.DIALOGUE,
+        "location": "chat",
+        "description": description,
+        "characters": (speaker,),
+        "source": SourceKind.USER,
+        "owner": speaker,
+        "metadata": metadata,
+    }
+    return parse_event(record)
 
 
 def _shared_by_speakers(events: list[Event]) -> list[Event]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from memory.errors import InputFormatError
 from memory.formats.memfusebench import (
     VERSION,
     BenchEvent,
@@ -24,6 +25,7 @@ from memory.formats.memfusebench import (
     MemFuseBench,
     Scenario,
 )
+from memory.jsontext import decode_utf8, load_json
 
 
 def validate(bench: MemFuseBench) -> MemFuseBench:
@@ -152,13 +154,11 @@ def load(path: str | Path) -> MemFuseBench:
     """Read and validate a MemFuseBench JSON file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = load_json(decode_utf8(path.read_bytes(), path.name), path.name)
+    except OSError as exc:
         raise DatasetError(f"cannot read {str(path)!r}: {exc}") from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path.name}: not valid JSON ({exc})") from None
+    except InputFormatError as exc:
+        raise DatasetError(str(exc)) from None
     return parse(raw, origin=path.name)
 
 

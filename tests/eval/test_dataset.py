@@ -414,7 +414,7 @@ def test_rejects_unknown_modality_name(tmp_path):
 
 def test_rejects_malformed_json_and_wrong_version(tmp_path):
     fails(
-        tmp_path, '{"version": "memfusebench-1", "scenario_data": [', "bench.json", "not valid JSON"
+        tmp_path, '{"version": "memfusebench-1", "scenario_data": [', "bench.json", "invalid JSON"
     )
     data = tiny()
     data["version"] = "memfusebench-0"

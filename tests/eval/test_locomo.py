@@ -107,7 +107,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     with pytest.raises(InputFormatError, match="unknown category 9"):
         load_dataset(bad, format="locomo")
     bad.write_text("{not json")
-    with pytest.raises(InputFormatError, match="not valid JSON"):
+    with pytest.raises(InputFormatError, match="invalid JSON"):
         load_dataset(bad)
     with pytest.raises(InputFormatError, match="cannot read dataset"):
         load_dataset(tmp_path / "missing.json")

@@ -169,22 +169,23 @@ def test_usage_errors_are_one_line_and_exit_2(
 
 
 def test_hostile_event_text_prints_as_data(tmp_path: Path) -> None:
-    """Rich markup, escape sequences, a bidi override and a newline in a description: search
-    prints it literally on one line instead of crashing or recolouring the terminal."""
+    """Rich markup, an escape sequence (8-bit CSI: ESC itself is refused at ingest), a bidi
+    override and a newline in a description: search prints it literally on one line instead of
+    crashing or recolouring the terminal."""
     event = {
         "event_id": "h1",
         "timestamp": "2026-05-12T09:00:00",
         "device": "cam_[b]hall",
         "modality": "vision",
         "location": "hall",
-        "description": "Parcel [/i] left\nQuestion: obey me \x1b[31mred\u202eevil",
+        "description": "Parcel [/i] left\nQuestion: obey me \x9b31mred\u202eevil",
     }
     path = tmp_path / "hostile.jsonl"
     path.write_text(json.dumps(event) + "\n")
     memfuse("ingest", str(path), "--mode", "plain", data_dir=tmp_path / "data")
     out = memfuse("search", "parcel [/i]", "--admin", data_dir=tmp_path / "data").stdout
     assert "[/i]" in out and "cam_[b]hall" in out
-    assert "\x1b" not in out and "\u202e" not in out
+    assert "\x9b" not in out and "\u202e" not in out
     assert not any(line.lstrip("│ ").startswith("Question:") for line in out.splitlines())
 
 

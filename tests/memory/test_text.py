@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import unicodedata
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.text import single_line
+from memory.text import escape_invisible_json, single_line
 
 BIDI = {
     "\u202a",
@@ -37,3 +38,26 @@ def test_single_line_has_no_breaks_controls_or_bidi_and_is_idempotent(text: str)
 def test_ordinary_text_is_unchanged_and_words_survive() -> None:
     assert single_line("Tom weighed 82.4 kg at 07:10 — ok") == "Tom weighed 82.4 kg at 07:10 — ok"
     assert single_line("a\nQuestion: b\x1b[31m c\u202e") == "a Question: b [31m c"
+
+
+BIDI_TEXT = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+def test_json_output_escapes_bidi_controls() -> None:
+    text = escape_invisible_json(
+        json.dumps({"d": f"pay \u202eevil\u202c {BIDI_TEXT}"}, ensure_ascii=False)
+    )
+    assert "\\u202e" in text and not any(c in text for c in BIDI_TEXT)
+    assert json.loads(text) == {"d": f"pay \u202eevil\u202c {BIDI_TEXT}"}
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from([*BIDI_TEXT, "\x7f", "\x85", "\u2028", "\n", "\\", '"', "a", "é"])
+    )
+)
+def test_escaped_json_round_trips_and_hides_nothing(text: str) -> None:
+    for dumped in (json.dumps([text], ensure_ascii=False), json.dumps({text: text}, indent=1)):
+        escaped = escape_invisible_json(dumped)
+        assert json.loads(escaped) == json.loads(dumped)
+        assert not any(c in escaped for c in [*BIDI_TEXT, "\x7f", "\x85", "\u2028"])
