@@ -33,8 +33,9 @@ from typing import Any
 import dspy
 
 from graphs.context import Injected, RunContext
+from memory.audit import AuditLog
 from memory.embeddings import EmbeddingConfig
-from memory.errors import ConfigurationError
+from memory.errors import ConfigurationError, PermissionDeniedError
 from memory.settings import MemFuseSettings, load_settings
 from memory.store_api import MemoryStoreAPI
 from signatures.lm import lm_from_settings, lm_settings_key
@@ -177,6 +178,37 @@ class Resources:
         refresh = getattr(self.store, "refresh", None)
         if callable(refresh):
             refresh()
+
+    def served_audit_log(self) -> AuditLog | None:
+        """The audit log of a store this run opened itself (a served run); None when the
+        store was handed in, since its holder (MemFuse, an ingest) records and delivers."""
+        store = self.store
+        if store is None or self.injected.store is not None:
+            return None
+        return AuditLog.for_store(
+            Path(getattr(store, "data_dir", self.settings.data_dir)),
+            str(getattr(store, "namespace", self.settings.namespace)),
+            read_only=bool(getattr(store, "read_only", False)),
+            database_url=self.settings.database_url,
+        )
+
+    def deliver_audit(self) -> None:
+        """A served run's committed writes go into the log now (memory.audit_outbox)."""
+        log = self.served_audit_log()
+        if log is not None:
+            log.deliver(self.store)
+
+    def record_admin_read(self, what: str, actor: str | None) -> None:
+        """A served admin read is recorded before it runs; refused where the log is
+        read-only (an unrecorded admin read is what the log exists to prevent)."""
+        log = self.served_audit_log()
+        if log is None:
+            return
+        if log.read_only:
+            raise PermissionDeniedError(
+                f"{what}: admin reads are recorded in the audit log, which is read-only here"
+            )
+        log.append("admin_read", actor=actor or "server", details={"what": what})
 
     def require_store(self) -> MemoryStoreAPI:
         if self.store is None:

@@ -8,10 +8,11 @@ are opened: a memory and the graphs of one process share it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
@@ -19,15 +20,13 @@ from graphs.resources import acquire_store, embedding_config
 from memfuse.governance import Governance
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.audit import AuditLog
+from memory.audit_outbox import audited_as
 from memory.errors import DataDirError, InvalidQueryError, MemFuseError
 from memory.models import Event, as_events
 from memory.records import ContextEntry
 from memory.search.config import RECIPES
 from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.writer_lock import WriterLock
-
-if TYPE_CHECKING:
-    from graphs.fusion.ingest import PlanOutcome
 
 __all__ = [
     "AskResult",
@@ -211,7 +210,14 @@ class MemFuse(Governance):
             lock.release()
             raise
         store.refresh()  # a store this process already held catches up with the lock's holder
-        return cls(store, settings, lock, release=release)
+        memory = cls(store, settings, lock, release=release)
+        if writer:
+            try:  # a writer's crash may have left entries committed but not yet in the log
+                memory.audit.deliver(store)
+            except BaseException:
+                memory.close()
+                raise
+        return memory
 
     def close(self) -> None:
         try:
@@ -229,9 +235,22 @@ class MemFuse(Governance):
 
     def _writing(self) -> None:
         """Take the writer lock for a write through a memory opened for reading (open with
-        `writer=True` to hold it from the start, before the store reads its state)."""
+        `writer=True` to hold it from the start, before the store reads its state), then
+        deliver what an earlier writer's crash left in the audit outbox."""
         if self._writer_lock is not None and not self._writer_lock.held:
             self._writer_lock.acquire()
+            self.store.refresh()
+        self.audit.deliver(self.store)
+
+    @contextmanager
+    def audited(self, user: str | None, **details: Any) -> Iterator[None]:
+        """Writes inside are recorded as this actor (memory.audit_outbox) and delivered to the
+        log when the block ends, failed or not: what committed is on record, nothing else."""
+        try:
+            with audited_as(self.actor(user), **details):
+                yield
+        finally:
+            self.audit.deliver(self.store)
 
     def __enter__(self) -> Self:
         return self
@@ -258,33 +277,23 @@ class MemFuse(Governance):
         visibility = self.visibilities_for(batch)
         self._writing()
         started = time.perf_counter()
-        if mode == "plain":
-            report = self.store.add_events(batch, progress=progress, visibility=visibility)
-            self._audit_ingest(user, mode, len(batch), report.added, [])
-            return IngestSummary(
-                received=len(batch),
-                added=len(report.added),
-                unchanged=len(report.unchanged),
-                seconds=time.perf_counter() - started,
-                mode=mode,
-            )
-        from graphs.fusion.context import FusionContext
-        from graphs.fusion.ingest import ingest_events
+        with self.audited(user):
+            if mode == "plain":
+                report = self.store.add_events(batch, progress=progress, visibility=visibility)
+                return IngestSummary(
+                    received=len(batch),
+                    added=len(report.added),
+                    unchanged=len(report.unchanged),
+                    seconds=time.perf_counter() - started,
+                    mode=mode,
+                )
+            from graphs.fusion.context import FusionContext
+            from graphs.fusion.ingest import ingest_events
 
-        config = FusionContext(settings=self.settings)
-        plans: list[PlanOutcome] = []
-        try:
+            config = FusionContext(settings=self.settings)
             fusion = ingest_events(
-                self.store,
-                batch,
-                config=config,
-                progress=progress,
-                visibility=visibility,
-                on_plan=plans.append,
+                self.store, batch, config=config, progress=progress, visibility=visibility
             )
-        finally:  # what was written before a failure is on record too
-            stored = [e.event_id for e in batch if self.store.has_node(e.event_id)]
-            self._audit_ingest(user, mode, len(batch), stored, plans)
         return IngestSummary(
             received=len(batch),
             added=fusion.added,
@@ -302,41 +311,6 @@ class MemFuse(Governance):
                 "rejections": fusion.rejections,
             },
         )
-
-    def _audit_ingest(
-        self,
-        user: str | None,
-        mode: str,
-        received: int,
-        stored: Sequence[str],
-        plans: Sequence[PlanOutcome],
-    ) -> None:
-        """One entry for the batch (the ids it holds), one per fusion plan, in one append."""
-        actor = self.actor(user)
-        entries: list[tuple[str, dict[str, Any]]] = [
-            (
-                "ingest",
-                {
-                    "actor": actor,
-                    "counts": {"received": received, "stored": len(stored)},
-                    "ids": list(stored),
-                    "details": {"mode": mode},
-                },
-            )
-        ]
-        entries += [
-            (
-                "fusion_plan",
-                {
-                    "actor": actor,
-                    "counts": {"ops": plan.ops},
-                    "ids": [plan.event_id, *([plan.plan_id] if plan.plan_id else [])],
-                    "details": {"status": plan.status, "decided_by": plan.decided_by},
-                },
-            )
-            for plan in plans
-        ]
-        self.audit.append_many(entries)
 
     def fuse_pending(self, *, progress: bool = False) -> IngestSummary:
         """Fuse what an interrupted ingest stored but never fused (the fusion queue)."""

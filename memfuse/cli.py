@@ -25,12 +25,13 @@ from memfuse.cli_common import (
     DataDir,
     Namespace,
     User,
+    choice,
     open_memory,
     parse_time,
     run,
     state,
 )
-from memfuse.render import console, context_table, safe, safe_block, stats_table
+from memfuse.render import console, context_table, print_json, safe, safe_block, stats_table
 from memory.errors import MemFuseError
 
 PLUGIN_GROUP = "memfuse.commands"
@@ -67,6 +68,9 @@ def ingest(
     scenario: str | None = typer.Option(
         None, "--scenario", help="Only this scenario of a benchmark file."
     ),
+    user: str | None = typer.Option(
+        None, "--user", help="Who ingests (default: MEMFUSE_USER): the audit log's actor."
+    ),
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
 ) -> None:
@@ -74,15 +78,12 @@ def ingest(
     from memfuse.inputs import read_events
     from memory.formats.export import is_export
 
-    formats = ("auto", "jsonl", "memfusebench", "locomo", "export")
-    if fmt not in formats:
-        raise MemFuseError(f"--format: expected one of {', '.join(formats)}, got {fmt!r}")
-    if mode not in ("fused", "plain"):
-        raise MemFuseError(f"--mode: expected fused or plain, got {mode!r}")
+    choice("--format", fmt, ("auto", "jsonl", "memfusebench", "locomo", "export"), "format")
+    choice("--mode", mode, ("fused", "plain"), "mode")
     out = console()
     if fmt == "export" or (fmt == "auto" and file.is_file() and is_export(file)):
         with open_memory(data_dir, namespace, writer=True) as memory:
-            counts = memory.import_export(file)
+            counts = memory.import_export(file, user=user)
             out.print(
                 f"imported {file}: {counts['events_added']} new events "
                 f"({counts['events_unchanged']} already stored), {counts['fused']} packs, "
@@ -92,7 +93,7 @@ def ingest(
         return
     events = read_events(file, fmt, scenario)  # type: ignore[arg-type]
     with open_memory(data_dir, namespace, writer=True) as memory:
-        summary = memory.ingest(events, mode=mode, progress=True)  # type: ignore[arg-type]
+        summary = memory.ingest(events, mode=mode, progress=True, user=user)  # type: ignore[arg-type]
         out.print(
             f"ingested {summary.received} events from {file} in {summary.seconds:.1f}s "
             f"({summary.added} new, {summary.unchanged} already stored; mode {summary.mode})"
@@ -147,20 +148,21 @@ def search(
     namespace: str | None = Namespace,
 ) -> None:
     """Print the retrieved context with provenance (time, device, location, id, path)."""
-    from memfuse.api import decision_lines
+    from memfuse.api import SEARCH_SYSTEMS, decision_lines
 
+    choice("--system", system, SEARCH_SYSTEMS, "system")
     with open_memory(data_dir, namespace, must_exist=True) as memory:
         result = memory.search_traced(
             query, system=system, time=parse_time(time), user=user, admin=admin, k=k
         )
     if as_json:
         for entry in result.context:
-            sys.stdout.write(entry.model_dump_json() + "\n")
+            print_json(entry.model_dump_json())
         if result.decisions:
             trace = result.model_dump(
                 mode="json", include={"rounds", "decisions", "notes", "stop_reason"}
             )
-            sys.stdout.write(json.dumps({"trace": trace}) + "\n")
+            print_json(json.dumps({"trace": trace}))
         return
     entries = result.context
     title = f"{system}: {safe(repr(query))} — {len(entries)} entries, {result.rounds} round(s)"
@@ -196,7 +198,7 @@ def ask(
     with open_memory(data_dir, namespace, must_exist=True) as memory:
         result = memory.ask(question, user=user, admin=admin, time=parse_time(time), k=k)
     if as_json:
-        sys.stdout.write(result.model_dump_json() + "\n")
+        print_json(result.model_dump_json())
     else:
         out = console()
         if result.answer is not None:

@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from memfuse.cli_common import Admin, DataDir, Namespace, User, open_memory, parse_time
-from memfuse.render import console, safe
+from memfuse.render import console, print_json, safe
 from memory.audit import AuditEntry
 from memory.errors import MemFuseError
 from memory.models import format_timestamp
@@ -29,6 +29,18 @@ Person = typer.Option(None, "--person", help="Only events naming this person, or
 Since = typer.Option(None, "--since", help="Only events at or after this time (ISO).")
 Until = typer.Option(None, "--until", help="Only events at or before this time (ISO).")
 AsJson = typer.Option(False, "--json", help="One JSON object per line instead of a table.")
+Writer = typer.Option(
+    None,
+    "--user",
+    help="Who makes the change (default: MEMFUSE_USER): only events this person may see can "
+    "be changed; recorded in the audit log.",
+)
+AdminWrite = typer.Option(
+    False,
+    "--admin",
+    help="Change any event, whoever may see it (recorded in the audit log; the policy file's "
+    "`admins` may limit it to named people).",
+)
 
 
 def _selector(
@@ -77,7 +89,7 @@ def events(
         records = memory.events(selector, user=user, admin=admin, limit=limit)
     if as_json:
         for record in records:
-            sys.stdout.write(record.model_dump_json() + "\n")
+            print_json(record.model_dump_json())
         return
     table = Table(title=f"{len(records)} events")
     for column in ("time", "id", "device", "visibility", "packs", "description"):
@@ -108,7 +120,7 @@ def show(
     with open_memory(data_dir, namespace, must_exist=True) as memory:
         view = memory.show(node_id, user=user, admin=admin)
     if as_json:
-        sys.stdout.write(view.model_dump_json() + "\n")
+        print_json(view.model_dump_json())
         return
     out = console()
     if view.fused is not None:
@@ -160,7 +172,7 @@ def _audit_table(entries: list[AuditEntry], title: str) -> Table:
 def _print_entries(entries: list[AuditEntry], title: str, as_json: bool) -> None:
     if as_json:
         for entry in entries:
-            sys.stdout.write(json.dumps(entry.__dict__, sort_keys=True) + "\n")
+            print_json(json.dumps(entry.__dict__, sort_keys=True))
         return
     console().print(_audit_table(entries, title))
 
@@ -168,14 +180,17 @@ def _print_entries(entries: list[AuditEntry], title: str, as_json: bool) -> None
 @governance.command()
 def history(
     node_id: str = typer.Argument(..., help="An event id or a fused node id."),
+    user: str | None = User,
+    admin: bool = Admin,
     as_json: bool = AsJson,
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
 ) -> None:
     """What happened to an event or pack: its audit entries (ingest, fusion, visibility,
-    forget), oldest first. Found by the id's digest, so a forgotten id still has one."""
+    forget), oldest first. A user sees the history of what they may see, listing only ids
+    they may see; --admin (audited) any node's, a forgotten one's too (found by digest)."""
     with open_memory(data_dir, namespace, must_exist=True) as memory:
-        entries = memory.history(node_id)
+        entries = memory.history(node_id, user=user, admin=admin)
     _print_entries(entries, f"history of {safe(node_id)}: {len(entries)} entries", as_json)
 
 
@@ -190,12 +205,15 @@ def audit(
         "--verify",
         help="Check the hash chain: exit 1 if any line was edited, deleted, inserted or reordered.",
     ),
+    user: str | None = User,
+    admin: bool = Admin,
     as_json: bool = AsJson,
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
 ) -> None:
     """The audit log: every ingest, fusion plan, visibility change, forget, export and admin
-    read, with time, actor, counts and ids (never event text)."""
+    read, with time, actor, counts and ids (never event text). Listing it takes --admin (it
+    names every person's ids; audited); --verify is open to anyone (it prints counts)."""
     with open_memory(data_dir, namespace, must_exist=True) as memory:
         if verify:
             report = memory.verify_audit()
@@ -209,6 +227,8 @@ def audit(
             console().print(f"audit log verified: {report.entries} entries, chain intact")
             return
         entries = memory.audit_entries(
+            user=user,
+            admin=admin,
             op=op,
             actor=actor,
             since=parse_time(since, "--since"),
@@ -223,13 +243,15 @@ def visibility(
     to: str = typer.Option(
         ..., "--set", help="household | private:NAME | people:A,B (who may see them)."
     ),
-    user: str | None = typer.Option(None, "--user", help="Who makes the change (audit actor)."),
+    user: str | None = Writer,
+    admin: bool = AdminWrite,
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
 ) -> None:
-    """Change who may see some events (recorded in the audit log)."""
-    with open_memory(data_dir, namespace, writer=True) as memory:
-        changed = memory.set_visibility(event_ids, to, user=user)
+    """Change who may see some events (recorded in the audit log): a user only events they
+    may see, an admin any."""
+    with open_memory(data_dir, namespace, writer=True, must_exist=True) as memory:
+        changed = memory.set_visibility(event_ids, to, user=user, admin=admin)
     console().print(f"visibility of {len(changed)} event(s) set to {safe(to)}")
 
 
@@ -241,16 +263,18 @@ def forget(
     since: str | None = Since,
     until: str | None = Until,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would go; change nothing."),
-    user: str | None = typer.Option(None, "--user", help="Who forgets (audit actor)."),
+    user: str | None = Writer,
+    admin: bool = AdminWrite,
     data_dir: Path | None = DataDir,
     namespace: str | None = Namespace,
 ) -> None:
     """Forget events everywhere: store, indexes, edges, caches, plan log; packs that lose
-    members are re-fused from what remains. Needs at least one selector."""
+    members are re-fused from what remains. Needs at least one selector; a user forgets
+    only among the events they may see, an admin anything."""
     selector = _selector(event_ids, device, person, since, until)
     selector.require_selector("forget")
     with open_memory(data_dir, namespace, writer=not dry_run, must_exist=True) as memory:
-        report = memory.forget(selector, dry_run=dry_run, user=user)
+        report = memory.forget(selector, dry_run=dry_run, user=user, admin=admin)
     verb = "would forget" if report.dry_run else "forgot"
     refused = sum(p.action == "refused" for p in report.packs)
     removed = sum(p.action == "removed" for p in report.packs)

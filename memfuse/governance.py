@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import getpass
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -17,12 +19,17 @@ from pydantic import BaseModel, Field
 
 from memory.access import VisibleStore
 from memory.audit import AuditEntry, AuditLog, VerifyReport
-from memory.errors import InvalidQueryError, MemFuseError, NodeNotFoundError
+from memory.errors import (
+    InvalidQueryError,
+    MemFuseError,
+    NodeNotFoundError,
+    PermissionDeniedError,
+)
 from memory.models import EdgeType, Event, FusedNode, is_fused_id
 from memory.selection import EventFilter, select_events
 from memory.settings import MemFuseSettings
 from memory.store_api import MemoryStoreAPI
-from memory.visibility import VisibilityPolicy, canonical, derive_all
+from memory.visibility import VisibilityPolicy, canonical, derive_all, may_change
 
 if TYPE_CHECKING:
     from graphs.fusion.forget import ForgetReport
@@ -30,6 +37,10 @@ if TYPE_CHECKING:
 NO_REQUESTER = (
     "say who asks: a user (who sees only what they may see; --user NAME, or MEMFUSE_USER), or "
     "an administrative read of everything (--admin; recorded in the audit log)"
+)
+NO_WRITER = (
+    "say who does this: a user (--user NAME, or MEMFUSE_USER), who may change and look into "
+    "only what they may see, or an admin (--admin; recorded in the audit log)"
 )
 POLICY_FILE = "visibility.json"  # in the data dir: the household's own rules, when present
 
@@ -57,12 +68,6 @@ class NodeView(BaseModel):
     provenance: dict[str, Any] = Field(default_factory=dict)
 
 
-def _decided(report: ForgetReport) -> dict[str, Any]:
-    """Who wrote the re-fused packs' summaries (none when no pack was re-fused)."""
-    makers = sorted({p.decided_by for p in report.packs if p.decided_by})
-    return {"decided_by": ",".join(makers)} if makers else {}
-
-
 class Governance:
     """The governance half of `MemFuse` (see the module docstring)."""
 
@@ -72,6 +77,9 @@ class Governance:
 
     def _writing(self) -> None:  # pragma: no cover - MemFuse's
         raise NotImplementedError
+
+    def audited(self, user: str | None, **details: Any) -> AbstractContextManager[None]:
+        raise NotImplementedError  # pragma: no cover - MemFuse's
 
     # --- who asks -----------------------------------------------------------------------
 
@@ -85,29 +93,74 @@ class Governance:
         except (KeyError, OSError):  # no passwd entry (containers)
             return "os:unknown"
 
+    def identity(self, user: str | None, admin: bool, *, what: str) -> str | None:
+        """Who does this, checked: the named user (or MEMFUSE_USER); with `admin`, only
+        someone the policy file lets administer (anyone when it names no admins). Without
+        either, the request is refused: nothing in memory is anyone's to change by default."""
+        requester = (user or self.settings.user or "").strip() or None
+        if admin:
+            policy = self.visibility_policy()
+            if not policy.may_administer(requester):
+                raise PermissionDeniedError(
+                    f"{what} --admin: the visibility policy limits admin to "
+                    f"{', '.join(policy.admins)}; say which of them you are with --user"
+                )
+            return requester
+        if requester is None:
+            raise InvalidQueryError(NO_WRITER)
+        return requester
+
     def reader_store(
         self, user: str | None, admin: bool, *, what: str = "search", record: bool = True
     ) -> tuple[MemoryStoreAPI, str | None]:
         """(the store as this read may see it, the requester). An admin read sees everything
         and is audited (unless the caller records the operation itself: `record`);
         otherwise the user (or MEMFUSE_USER) sees their view."""
-        requester = (user or self.settings.user or "").strip() or None
         if admin:
+            requester = self.identity(user, admin, what=what)
             if record:
                 self.audit_admin_read(what, user)
             return self.store, requester
+        requester = (user or self.settings.user or "").strip() or None
         if requester is None:
             raise InvalidQueryError(NO_REQUESTER)
         return VisibleStore(self.store, requester), requester
 
-    def audit_admin_read(self, what: str, user: str | None, ids: Sequence[str] = ()) -> None:
-        if not self.audit.read_only:
-            self.audit.append(
-                "admin_read",
-                actor=self.actor(user),
-                counts={"ids": len(ids)},
-                ids=ids,
-                details={"what": what},
+    def changeable(
+        self, selector: EventFilter, user: str | None, admin: bool, *, what: str
+    ) -> tuple[list[Event], str | None]:
+        """(the events a write may touch, who writes). An admin may touch any event; a user
+        selects among the events they may see (an id they may not see is as unknown as one
+        that does not exist), and every one must pass `may_change`."""
+        requester = self.identity(user, admin, what=what)
+        if admin:
+            return select_events(self.store, selector), requester
+        assert requester is not None  # identity() refuses a non-admin without a name
+        events = select_events(VisibleStore(self.store, requester), selector)
+        for event in events:
+            if not may_change(requester, self.store.visibility_of(event.event_id)):
+                raise PermissionDeniedError(f"{requester} may not {what} {event.event_id}")
+        return events, requester
+
+    def audit_admin_read(
+        self, what: str, user: str | None, ids: Sequence[str] = (), digest: str | None = None
+    ) -> None:
+        """Record an admin read before its result is shown; where the log cannot be written
+        (a read-only data dir), the read is refused rather than left unrecorded."""
+        self.require_recordable(what)
+        self.audit.append(
+            "admin_read",
+            actor=self.actor(user),
+            counts={"ids": len(ids)},
+            ids=ids,
+            details={"what": what, **({"digest": digest} if digest else {})},
+        )
+
+    def require_recordable(self, what: str) -> None:
+        if self.audit.read_only:
+            raise PermissionDeniedError(
+                f"{what} --admin: admin reads are recorded in the audit log, which is read-only "
+                "here; read as a user (--user NAME) or from a writable copy of the data dir"
             )
 
     def visibility_policy(self) -> VisibilityPolicy:
@@ -183,39 +236,74 @@ class Governance:
             },
         )
 
-    def history(self, node_id: str) -> list[AuditEntry]:
+    def history(
+        self, node_id: str, *, user: str | None = None, admin: bool = False
+    ) -> list[AuditEntry]:
         """What happened to an event or pack, from the audit log (found by the id's digest,
-        so a forgotten event's history is still there, without its id)."""
-        return self.audit.find(node_id)
+        so a forgotten event's history is still there, without its id). An admin sees every
+        entry whole (an audited read); a user only the history of a node they may see now,
+        each entry listing only the ids they may see (the counts stay: they name nobody)."""
+        if admin:
+            self.identity(user, admin, what="history")
+            self.require_recordable("history")
+            found = self.audit.find(node_id)
+            # recorded by digest: a forgotten id must not come back into the log in plaintext
+            try:
+                digest = self.audit.digest(node_id)
+            except LookupError:  # an empty log: nothing to find, nothing to hide
+                digest = None
+            self.audit_admin_read("history", user, digest=digest)
+            return found
+        view, _ = self.reader_store(user, False, what="history")
+        if not view.has_node(node_id):
+            raise NodeNotFoundError(node_id)
+        return [
+            replace(entry, ids=[i for i in entry.ids if i is not None and view.has_node(i)])
+            for entry in self.audit.find(node_id)
+        ]
 
-    def audit_entries(self, **filters: Any) -> list[AuditEntry]:
-        return self.audit.entries(**filters)
+    def audit_entries(
+        self, *, user: str | None = None, admin: bool = False, **filters: Any
+    ) -> list[AuditEntry]:
+        """The whole log, for an admin only (it lists every person's ids); audited."""
+        if not admin:
+            raise PermissionDeniedError(
+                "the audit log lists every person's ids: it is read with --admin "
+                "(`memfuse history ID --user NAME` shows one node's entries)"
+            )
+        self.identity(user, admin, what="audit")
+        entries = self.audit.entries(**filters)
+        self.audit_admin_read("audit", user)
+        return entries
 
     def verify_audit(self) -> VerifyReport:
-        return self.audit.verify()
+        """Anyone may verify: the report holds counts and problems, never ids. The log is
+        checked against the store's anchor too, so a deleted or rewritten log is seen."""
+        return self.audit.verify_anchored(self.store.audit_anchor())  # type: ignore[attr-defined]
 
     # --- changing who may see -------------------------------------------------------------
 
     def set_visibility(
-        self, event_ids: Sequence[str], visibility: str, *, user: str | None = None
+        self,
+        event_ids: Sequence[str],
+        visibility: str,
+        *,
+        user: str | None = None,
+        admin: bool = False,
     ) -> list[str]:
-        """Give events a new visibility (audited); returns the ids that changed."""
+        """Give events a new visibility (audited); returns the ids that changed. A user may
+        change only events they may see (see `memory.visibility.may_change`)."""
         try:
             value = canonical(visibility)
         except ValueError as exc:
             raise MemFuseError(str(exc)) from None
         if not event_ids:
             raise MemFuseError("name the events whose visibility changes")
+        selector = EventFilter(event_ids=list(event_ids))
+        events, _ = self.changeable(selector, user, admin, what="change the visibility of")
         self._writing()
-        changed = self.store.set_visibility(dict.fromkeys(event_ids, value))
-        self.audit.append(
-            "visibility",
-            actor=self.actor(user),
-            counts={"events": len(changed)},
-            ids=changed,
-            details={"visibility": value},
-        )
-        return changed
+        with self.audited(user, admin=admin):  # the entry commits with the change
+            return self.store.set_visibility(dict.fromkeys((e.event_id for e in events), value))
 
     # --- forgetting -----------------------------------------------------------------------
 
@@ -225,36 +313,24 @@ class Governance:
         *,
         dry_run: bool = False,
         user: str | None = None,
+        admin: bool = False,
     ) -> ForgetReport:
         """Forget what the selector names, everywhere (see `graphs.fusion.forget`); a dry run
-        shows what would go and changes nothing. No selector is an error."""
+        shows what would go and changes nothing. No selector is an error. A user forgets
+        only among the events they may see; an admin anything."""
         from graphs.context import RunContext
         from graphs.fusion.forget import forget_events
         from graphs.resources import decision_lm
 
         selector.require_selector("forget")
-        ids = [e.event_id for e in select_events(self.store, selector)]
+        events, _ = self.changeable(selector, user, admin, what="forget")
+        ids = [e.event_id for e in events]
         if dry_run:
             return forget_events(self.store, ids, dry_run=True)
         self._writing()
         lm = decision_lm(RunContext(), self.settings)
-        report = forget_events(self.store, ids, lm=lm)
-        self.audit.append(
-            "forget",
-            actor=self.actor(user),
-            counts={
-                "events": len(ids),
-                "packs_refused": sum(p.action == "refused" for p in report.packs),
-                "packs_removed": sum(p.action == "removed" for p in report.packs),
-                "edges": report.edges_removed,
-            },
-            ids=[*ids, *(p.fused_id for p in report.packs)],
-            details={
-                "decided_by": ",".join(sorted({p.decided_by for p in report.packs if p.decided_by}))
-            },
-        )
-        self.audit.redact(ids)  # the log keeps their digests (history), never the ids
-        return report
+        with self.audited(user, admin=admin):  # the entry commits with the forget; delivered,
+            return forget_events(self.store, ids, lm=lm)  # then its ids are redacted
 
     def import_export(self, path: Path, *, user: str | None = None) -> dict[str, int]:
         """Read a `memfuse export` file back: its events with their visibility, its packs and
@@ -263,14 +339,8 @@ class Governance:
 
         bundle = read_export(path)  # the whole file is checked before anything is written
         self._writing()
-        counts = import_bundle(self.store, bundle)  # type: ignore[arg-type]
-        self.audit.append(
-            "import",
-            actor=self.actor(user),
-            counts=counts,
-            ids=[e.event_id for e in bundle.events],
-        )
-        return counts
+        with self.audited(user, via="import"):  # its events' entry commits with them
+            return import_bundle(self.store, bundle)  # type: ignore[arg-type]
 
     # --- export ---------------------------------------------------------------------------
 
@@ -286,6 +356,8 @@ class Governance:
         from memory.formats.export import write_export
 
         store, _ = self.reader_store(user, admin, what="export", record=False)
+        if admin:
+            self.require_recordable("export")
         ids = [e.event_id for e in select_events(store, selector or EventFilter())]
         counts = write_export(store, target, ids)
         if not self.audit.read_only:

@@ -146,6 +146,12 @@ def _draft(op: str, args: Mapping[str, Any]) -> AuditEntry:
     return AuditEntry(-1, "", str(actor), op, counts, list(ids), [], details, "", "")
 
 
+def check_entry(op: str, args: Mapping[str, Any]) -> None:
+    """ValueError, in one sentence, for an entry the log would refuse (the outbox checks
+    before it queues, so a bad entry fails the change it records, not a later delivery)."""
+    _draft(op, args)
+
+
 def _is_time(value: object) -> bool:
     try:
         return isinstance(value, str) and bool(datetime.fromisoformat(value))
@@ -424,6 +430,7 @@ class AuditLog:
             *complete, tail = (_read(self.path) or b"").split(b"\n")
             head = _read(self.head_path)
         salt, previous, count = None, None, 0
+        redactions = _Redactions()
         for number, line in enumerate(complete, 1):
             try:
                 entry = _parsed(line)
@@ -434,11 +441,80 @@ class AuditLog:
             if number == 1 and entry.op == "genesis":
                 salt = entry.details.get("salt")
             problems += [f"line {number}: {p}" for p in _link_problems(entry, previous, salt)]
+            redactions.note(number, entry)
             previous = entry
         if tail:
             problems.append(f"line {len(complete) + 1} is incomplete (an interrupted append)")
         problems += self._head_problems(head, previous)
+        problems += redactions.problems()
         return VerifyReport(ok=not problems, entries=count, problems=problems)
+
+    def deliver(self, store: Any) -> list[AuditEntry]:
+        """Move the store's queued entries (memory.audit_outbox) into the log, in order, then
+        tell the store what was delivered and the log's new head (its anchor). Entries a
+        cut-short delivery already wrote are recognised by their outbox number and skipped.
+        A forget's ids are redacted once its entry is in. Nothing to do on a read-only log
+        or store: the next writer delivers."""
+        if self.read_only or getattr(store, "read_only", False):
+            return []
+        queued = store.audit_outbox()
+        if not queued:
+            return []
+        anchor = store.audit_anchor() or {}
+        done = self._delivered_through(anchor)
+        fresh = [q for q in queued if q.seq > done]
+        made = self.append_many(
+            [(q.op, {**q.args, "details": {**q.args["details"], "outbox": q.seq}}) for q in fresh]
+        )
+        forgotten = [i for q in fresh if q.op == "forget" for i in q.args["ids"]]
+        if forgotten:
+            self.redact(forgotten)
+        last = made[-1] if made else self._last_entry()
+        head = None if last is None else {"seq": last.seq, "hash": last.hash}
+        store.ack_audit(queued[-1].seq, head, scrub=any(q.op == "forget" for q in queued))
+        return made
+
+    def _delivered_through(self, anchor: Mapping[str, Any]) -> int:
+        """The highest outbox number in the log: the anchor's, unless entries follow the
+        anchored one (a delivery cut short before its anchor, or admin reads)."""
+        through = int(anchor.get("outbox", 0))
+        last = self._last_entry()
+        if last is None or last.seq == anchor.get("seq"):
+            return through
+        for entry in self.entries():
+            if entry.seq > int(anchor.get("seq", -1)) and _is_int(entry.details.get("outbox")):
+                through = max(through, int(entry.details["outbox"]))
+        return through
+
+    def _last_entry(self) -> AuditEntry | None:
+        found = self.entries()
+        return found[-1] if found else None
+
+    def verify_anchored(self, anchor: Mapping[str, Any] | None) -> VerifyReport:
+        """`verify`, plus the store's anchor: the log must reach the entry the store last saw
+        delivered, with that entry's hash, so a deleted, cut or rewritten log is seen even
+        with its `.head`."""
+        report = self.verify()
+        if not anchor:
+            return report
+        problems = list(report.problems)
+        seq, digest = int(anchor["seq"]), str(anchor["hash"])
+        at = [e for e in self.entries_unchecked() if e.seq == seq]
+        if not at:
+            problems.append(
+                f"the store records {seq + 1} delivered entries but the log has no entry {seq}: "
+                "the log was deleted or cut"
+            )
+        elif at[0].hash != digest:
+            problems.append(f"entry {seq} is not the one the store recorded: the log was rewritten")
+        return VerifyReport(ok=not problems, entries=report.entries, problems=problems)
+
+    def entries_unchecked(self) -> list[AuditEntry]:
+        """Every well-formed entry (damaged lines skipped: `verify` reports them)."""
+        try:
+            return self.entries()
+        except DamagedFileError:
+            return []
 
     def _head_problems(self, head: bytes | None, last: AuditEntry | None) -> list[str]:
         """The chain cannot see its last lines cut off; the head, replaced on every append, can.
@@ -467,6 +543,29 @@ def _sealed(seq: int, time: str, draft: AuditEntry, salt: str, prev: str) -> Aud
     digests = [id_digest(salt, str(node_id)) for node_id in draft.ids]  # drafts hold no None
     entry = replace(draft, seq=seq, time=time, id_digests=digests, prev=prev)
     return replace(entry, hash=chain_hash(_fields(entry)))
+
+
+class _Redactions:
+    """A nulled id is a redaction only if a forget entry names the same digest: an id set
+    to null by hand (to hide what an entry named) is not."""
+
+    def __init__(self) -> None:
+        self.nulled: dict[str, int] = {}  # digest -> first line holding it nulled
+        self.forgotten: set[str] = set()
+
+    def note(self, number: int, entry: AuditEntry) -> None:
+        for node_id, digest in zip(entry.ids, entry.id_digests, strict=False):
+            if node_id is None:
+                self.nulled.setdefault(digest, number)
+        if entry.op == "forget":
+            self.forgotten.update(entry.id_digests)
+
+    def problems(self) -> list[str]:
+        return [
+            f"line {number}: an id was nulled without a forget entry for it (hidden by hand)"
+            for digest, number in sorted(self.nulled.items(), key=lambda item: item[1])
+            if digest not in self.forgotten
+        ]
 
 
 def _link_problems(entry: AuditEntry, previous: AuditEntry | None, salt: object) -> list[str]:
@@ -720,6 +819,7 @@ class PostgresAuditLog(AuditLog):
                 else None
             )
         salt, previous, count = None, None, 0
+        redactions = _Redactions()
         for number, (_, line) in enumerate(rows, 1):
             try:
                 entry = _parsed(line.encode())
@@ -730,7 +830,9 @@ class PostgresAuditLog(AuditLog):
             if number == 1 and entry.op == "genesis":
                 salt = entry.details.get("salt")
             problems += [f"line {number}: {p}" for p in _link_problems(entry, previous, salt)]
+            redactions.note(number, entry)
             previous = entry
         head = None if head_row is None else json.dumps({"seq": head_row[0], "hash": head_row[1]})
         problems += self._head_problems(None if head is None else head.encode(), previous)
+        problems += redactions.problems()
         return VerifyReport(ok=not problems, entries=count, problems=problems)

@@ -84,6 +84,14 @@ class InvalidQueryError(MemFuseError):
         super().__init__(f"invalid query: {problem}")
 
 
+class PermissionDeniedError(MemFuseError):
+    """Someone asked for a change or a read the memory's rules do not allow them."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+        super().__init__(f"not allowed: {problem}")
+
+
 class UnknownRecipeError(ConfigurationError):
     """A search recipe was named that does not exist."""
 

@@ -38,7 +38,9 @@ from typing import Any, Literal, Self
 import numpy as np
 from pydantic import BaseModel
 
-from memory.edge_store import BaseDatabase, Database, EdgeStore
+from memory import audit_outbox
+from memory.audit_outbox import ANCHOR_KEY, OUTBOX_SCHEMA, QueuedEntry
+from memory.edge_store import BaseDatabase, Database, EdgeStore, sqlite_writable
 from memory.embeddings import (
     CachedEmbedder,
     Embedder,
@@ -114,6 +116,9 @@ _SCHEMA = (
         "CREATE TABLE IF NOT EXISTS event_visibility (event_id TEXT PRIMARY KEY, "
         "visibility TEXT NOT NULL)"
     ),
+    # The audit log's entries, queued in the transaction of the change each records and
+    # delivered to the log after it commits (see memory.audit_outbox).
+    OUTBOX_SCHEMA,
 )
 # Written in the SQL both backends run (see memory.pg.translate): an upsert, not OR REPLACE.
 _SET_VISIBILITY = (
@@ -239,10 +244,11 @@ class MemoryStore:
         (`memfuse-<namespace>-<store id>`, the id kept in the SQLite file), so any number of
         data dirs can share one Chroma server (`chroma_host`) with the same namespace.
 
-        A data dir we may not write is opened read-only, since reading must not need more
-        rights than reading: SQLite files open read-only, nothing is created, and (embedded
-        Chroma cannot open such a folder) the vectors are rebuilt in memory through the
-        embedding cache; a write then fails with ReadOnlyDataDirError, rolled back.
+        A data dir we may not write (or a store file we may only read) is opened read-only,
+        since reading must not need more rights than reading: SQLite files open read-only,
+        nothing is created, and (embedded Chroma cannot open such a folder) the vectors are
+        rebuilt in memory through the embedding cache; a write then fails with
+        ReadOnlyDataDirError, rolled back.
 
         With `database_url` (a `postgresql://` URL) the events, fused nodes, edges and plan
         log live on that PostgreSQL server, in the namespace's own schema (see `memory.pg`),
@@ -258,6 +264,7 @@ class MemoryStore:
         data_dir = Path(data_dir).expanduser()
         read_only = not prepare_data_dir(data_dir)
         db_path = data_dir / f"{namespace}.sqlite"
+        read_only = read_only or (not database_url and not sqlite_writable(db_path))
         if read_only and not database_url and not db_path.is_file():
             raise DataDirError(
                 data_dir,
@@ -661,6 +668,13 @@ class MemoryStore:
                     [(e.event_id, e.timestamp.isoformat()) for e in new],
                 )
             self._index_events(db, new, fingerprints, bodies, vectors)
+            self._queue_audit(
+                db,
+                "ingest",
+                {"stored": len(new), "unchanged": len(unchanged)},
+                [e.event_id for e in new],
+                {"mode": "fused" if pending else "plain"},
+            )
             self._visibility.update(audiences)
 
             def unset() -> None:
@@ -727,6 +741,14 @@ class MemoryStore:
                     _SET_VISIBILITY,
                     list(changed.items()),
                 )
+                values = sorted(set(changed.values()))
+                self._queue_audit(
+                    db,
+                    "visibility",
+                    {"events": len(changed)},
+                    sorted(changed),
+                    {"visibility": values[0] if len(values) == 1 else "several"},
+                )
                 self._visibility.update(changed)
                 db.on_rollback(lambda: self._visibility.update(previous))
             return sorted(changed)
@@ -758,6 +780,7 @@ class MemoryStore:
                 for event in events:
                     counts["edges"] += self._edges.remove_node(event.event_id)
                 self._unindex_events(db, events)
+                self._queue_audit(db, "forget", counts, ids)  # redacted once delivered
             return counts
 
     def _forget_plans(self, db: BaseDatabase, ids: set[str]) -> int:
@@ -1075,6 +1098,78 @@ class MemoryStore:
                 ],
             )
 
+    # --- the audit outbox (see memory.audit_outbox) ------------------------------------
+
+    def _queue_audit(
+        self,
+        db: BaseDatabase,
+        op: str,
+        counts: Mapping[str, int],
+        ids: Sequence[str],
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Queue the entry of a change inside that change's transaction."""
+        args = audit_outbox.entry_args(op, counts, ids, details)
+        row = db.execute("SELECT COALESCE(MAX(seq), 0) FROM audit_outbox").fetchone()
+        delivered = (self.audit_anchor() or {}).get("outbox", 0)  # numbers never repeat
+        db.execute(
+            "INSERT INTO audit_outbox (seq, op, body) VALUES (?, ?, ?)",
+            (max(int(row[0]), int(delivered)) + 1, op, audit_outbox.encode(args)),
+        )
+
+    def _queue_plan_audit(self, db: BaseDatabase, plan_id: str, status: PlanStatus) -> None:
+        row = db.execute(
+            "SELECT event_id, payload FROM plan_log WHERE plan_id = ?", (plan_id,)
+        ).fetchone()
+        payload = json.loads(row[1]) if row else {}
+        ops = payload.get("ops", {}) if isinstance(payload, dict) else {}
+        decided = audit_outbox.current().details.get("decided_by", "")
+        self._queue_audit(
+            db,
+            "fusion_plan",
+            {"ops": sum(int(n) for n in ops.values()) if isinstance(ops, dict) else 0},
+            [i for i in (row[0] if row else None, plan_id) if i],
+            {"status": "accepted" if status == "done" else "rejected", "decided_by": decided},
+        )
+
+    def queue_audit(
+        self,
+        op: str,
+        counts: Mapping[str, int],
+        ids: Sequence[str] = (),
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Queue an entry for a change the caller makes in the same `transaction()`."""
+        with self._db.transaction() as db:
+            self._queue_audit(db, op, counts, ids, details)
+
+    def audit_outbox(self) -> list[QueuedEntry]:
+        """Entries committed with their changes and not yet delivered to the log, in order."""
+        rows = self._db.execute("SELECT seq, op, body FROM audit_outbox ORDER BY seq")
+        return [audit_outbox.decode(*row) for row in rows.fetchall()]
+
+    def ack_audit(
+        self, through: int, head: Mapping[str, Any] | None, *, scrub: bool = False
+    ) -> None:
+        """Entries up to `through` are in the log, whose last entry is now `head` (the anchor
+        `AuditLog.verify_anchored` checks the log against). `scrub`: a delivered entry named
+        forgotten ids, so the WAL's old page images of its row are truncated away too."""
+        anchor = {**(head or {}), "outbox": int(through)}
+        with self._db.transaction() as db:
+            db.execute("DELETE FROM audit_outbox WHERE seq <= ?", (int(through),))
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (ANCHOR_KEY, json.dumps(anchor, sort_keys=True)),
+            )
+        if scrub:
+            self._db.truncate_wal()
+
+    def audit_anchor(self) -> dict[str, Any] | None:
+        """The last delivered entry's seq and hash and the outbox number it reached."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (ANCHOR_KEY,)).fetchone()
+        return json.loads(row[0]) if row else None
+
     # --- plan log (the fusion commit's write-ahead log) --------------------------------
 
     def log_plan(
@@ -1108,6 +1203,7 @@ class MemoryStore:
                     "(SELECT event_id FROM plan_log WHERE plan_id = ?)",
                     (plan_id,),
                 )
+                self._queue_plan_audit(db, plan_id, status)
 
     def pending_plans(self) -> list[tuple[str, dict[str, Any]]]:
         """(plan_id, payload) of every plan still pending, in the order they were logged."""

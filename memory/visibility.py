@@ -92,6 +92,15 @@ def may_see(requester: str, visibility: str) -> bool:
     return admitted is None or requester.strip().casefold() in admitted
 
 
+def may_change(requester: str, visibility: str) -> bool:
+    """Whether `requester`, who is not an admin, may forget an event of this visibility or
+    change who sees it: a private event only by its person, a conversation by anyone in
+    it, a household event by any member of the household. So a person may change exactly
+    what they may see — and nothing they cannot see exists for them at all (an unknown id
+    and another person's private id give the same answer)."""
+    return may_see(requester, visibility)
+
+
 class VisibilityRule(BaseModel):
     """One policy rule: every given selector must match (device and owner are globs)."""
 
@@ -117,12 +126,28 @@ class VisibilityRule(BaseModel):
 class VisibilityPolicy(BaseModel):
     """The household's rules for deriving visibility, checked in order before the defaults.
 
-    A JSON file: ``{"rules": [{"device": "camera_*", "visibility": "household"}, ...]}``.
+    A JSON file: ``{"rules": [{"device": "camera_*", "visibility": "household"}, ...],
+    "admins": ["Anna"]}``. A local CLI cannot prove who runs it, so `--admin` is open to
+    anyone by default; `admins` limits it to the named people (who must then say who they
+    are with `--user`), which stops a household member from reading or changing everything
+    by accident, not an attacker with the files.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     rules: list[VisibilityRule] = Field(default_factory=list)
+    admins: list[str] = Field(
+        default_factory=list,
+        description="People who may use --admin (empty: anyone may; it is always audited).",
+    )
+
+    def may_administer(self, person: str | None) -> bool:
+        """Whether `person` may act as admin under this policy."""
+        if not self.admins:
+            return True
+        return person is not None and person.strip().casefold() in {
+            a.strip().casefold() for a in self.admins
+        }
 
     @classmethod
     def load(cls, path: Path | None) -> VisibilityPolicy:

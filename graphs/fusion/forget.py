@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from memory.audit_outbox import audited_as
 from memory.fusion.commit import CommitConfig, fused_semantic_edges
 from memory.models import EdgeType, FusedNode
 from memory.store_api import MemoryStoreAPI
@@ -120,7 +121,12 @@ def forget_events(
     cfg = commit or CommitConfig()
     texts = [e.index_text() for e in store.get_events(ids)]
     texts += [store.get_fused(f).index_text() for f in new_state]
-    with _transaction(store):
+    packs = {
+        "packs_refused": sum(p.action == "refused" for p in changes),
+        "packs_removed": sum(p.action == "removed" for p in changes),
+        "decided_by": ",".join(sorted({p.decided_by for p in changes if p.decided_by})),
+    }
+    with audited_as(None, **packs), _transaction(store):  # the forget's entry says what it cost
         counts = store.forget_events(ids)
         for fused_id, node in new_state.items():
             if node is None:

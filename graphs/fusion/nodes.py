@@ -7,6 +7,8 @@ event stays queued): the write path's side of the LLM rule in `graphs/__init__.p
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -19,6 +21,7 @@ from graphs.fusion.state import PastEvent, State, ToolCall, Verdict
 from graphs.fusion.tools import decision_program, lm_scope, run_tool
 from graphs.resources import Resources, replay_once, resources_for
 from graphs.state import fresh_run, node
+from memory.audit_outbox import audited_as
 from memory.errors import EventConflictError, InvalidEventError, InvalidPlanError
 from memory.fusion.candidates import CandidateRecord, event_record, retrieve_candidates
 from memory.fusion.commit import commit_plan, make_plan_id, record_rejection
@@ -274,31 +277,45 @@ def _past(state: Verdict, outcome: str) -> list[PastEvent]:
     ]
 
 
+@contextmanager
+def _audited(runtime: Runtime[FusionContext], decided_by: str) -> Iterator[None]:
+    """The plan's audit entry (queued by the store with the plan's commit) says who decided;
+    a served run, which no MemFuse holds, names itself and delivers the entry at once."""
+    resources = _resources(runtime)
+    served = resources.served_audit_log() is not None
+    with audited_as("server:fusion" if served else None, decided_by=decided_by):
+        yield
+    if served:
+        resources.deliver_audit()
+
+
 @node
 def commit(state: Verdict, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     """Apply the accepted plan (logged first, replayable after a crash)."""
     ctx = context_of(runtime)
     if state.plan is None:  # pragma: no cover - validate rejects a missing plan
         raise RuntimeError("commit reached without a plan")
-    report = commit_plan(
-        _store(runtime),
-        state.plan,
-        _current(state),
-        state.plan_id,
-        neighbors=state.neighbors,
-        config=ctx.commit_config(),
-    )
+    with _audited(runtime, state.decided_by):  # the plan's audit entry says who decided
+        report = commit_plan(
+            _store(runtime),
+            state.plan,
+            _current(state),
+            state.plan_id,
+            neighbors=state.neighbors,
+            config=ctx.commit_config(),
+        )
     return {"outcome": "committed", "report": report, "history": _past(state, "committed")}
 
 
 @node
 def reject(state: Verdict, runtime: Runtime[FusionContext]) -> dict[str, Any]:
     """Record the rejected plan and its violations; the graph is left untouched."""
-    report = record_rejection(
-        _store(runtime),
-        state.plan_id,
-        _current(state).event_id,
-        state.violations,
-        state.plan,
-    )
+    with _audited(runtime, state.decided_by):
+        report = record_rejection(
+            _store(runtime),
+            state.plan_id,
+            _current(state).event_id,
+            state.violations,
+            state.plan,
+        )
     return {"outcome": "rejected", "report": report, "history": _past(state, "rejected")}

@@ -87,6 +87,8 @@ def begin(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]:
         raise InvalidQueryError(NO_REQUESTER)
     resources = resources_for(context)
     resources.refresh()
+    if state.admin:  # a served admin read is on record before it reads anything
+        resources.record_admin_read("graph:retrieval", requester)
     request = Request(
         question=state.question,
         question_time=resolve_time(state.question_time),

@@ -77,7 +77,7 @@ def forgotten(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Forgotten]:
         if set(q.evidence_event_ids) and set(q.evidence_event_ids) <= kept_ids - set(ids)
     ]
     recall_before = _recall(memory, questions)
-    report = memory.forget(EventFilter(event_ids=ids))
+    report = memory.forget(EventFilter(event_ids=ids), admin=True)
     yield Forgotten(data_dir, memory, ids, texts, packs_before, recall_before, questions, report)
     memory.close()
     embedder.close()
@@ -159,8 +159,9 @@ def test_retrieval_on_the_other_questions_is_unchanged(forgotten: Forgotten) -> 
 
 
 def test_history_keeps_the_forget_without_the_id(forgotten: Forgotten) -> None:
-    entries = forgotten.memory.history(forgotten.ids[0])
+    entries = forgotten.memory.history(forgotten.ids[0], admin=True)
     ops = [e.op for e in entries]
     assert ops[0] == "ingest" and ops[-1] == "forget"
     assert all(forgotten.ids[0] not in e.ids for e in entries)
+    assert forgotten.ids[0].encode() not in forgotten.memory.audit.path.read_bytes()
     assert forgotten.memory.verify_audit().ok

@@ -37,7 +37,7 @@ def memory(tmp_path: Path) -> Iterator[MemFuse]:
 
 
 def _ops(memory: MemFuse) -> Counter[str]:
-    return Counter(e.op for e in memory.audit_entries())
+    return Counter(e.op for e in memory.audit.entries())  # the log itself: no read recorded
 
 
 def _delta(memory: MemFuse, before: Counter[str]) -> dict[str, int]:
@@ -52,9 +52,9 @@ def test_each_operation_leaves_exactly_its_entries(memory: MemFuse, tmp_path: Pa
     assert _delta(memory, before) == {"genesis": 1, "ingest": 1}
 
     before = _ops(memory)
-    summary = memory.ingest(records[20:], mode="fused")
+    summary = memory.ingest(records[20:], mode="fused", user="Anna")
     assert _delta(memory, before) == {"ingest": 1, "fusion_plan": 10}
-    plans = [e for e in memory.audit_entries(op="fusion_plan")]
+    plans = [e for e in memory.audit.entries(op="fusion_plan")]
     assert {e.details["decided_by"] for e in plans} == {"offline"}
     accepted = sum(e.details["status"] == "accepted" for e in plans)
     assert accepted == summary.plans_accepted
@@ -67,12 +67,18 @@ def test_each_operation_leaves_exactly_its_entries(memory: MemFuse, tmp_path: Pa
         (lambda: memory.events(admin=True), {"admin_read": 1}),
         (lambda: memory.show(records[0]["event_id"], admin=True), {"admin_read": 1}),
         (
-            lambda: memory.set_visibility([records[1]["event_id"]], "private:Anna"),
+            lambda: memory.set_visibility([records[1]["event_id"]], "private:Anna", user="Anna"),
             {"visibility": 1},
         ),
         (lambda: memory.export(tmp_path / "out.jsonl", admin=True), {"export": 1}),
-        (lambda: memory.forget(EventFilter(event_ids=[records[2]["event_id"]])), {"forget": 1}),
-        (lambda: memory.forget(EventFilter(device="watch_tom"), dry_run=True), {}),
+        (
+            lambda: memory.forget(EventFilter(event_ids=[records[2]["event_id"]]), user="Anna"),
+            {"forget": 1},
+        ),
+        (lambda: memory.forget(EventFilter(device="watch_tom"), dry_run=True, user="Tom"), {}),
+        (lambda: memory.history(records[3]["event_id"], user="Tom"), {}),
+        (lambda: memory.history(records[3]["event_id"], admin=True), {"admin_read": 1}),
+        (lambda: memory.audit_entries(admin=True), {"admin_read": 1}),
     ]
     for run, expected in checks:
         before = _ops(memory)
@@ -84,9 +90,9 @@ def test_each_operation_leaves_exactly_its_entries(memory: MemFuse, tmp_path: Pa
 def test_entries_carry_ids_and_counts_never_text(memory: MemFuse) -> None:
     records = _records()
     memory.ingest(records, mode="plain", user="Anna")
-    entry = memory.audit_entries(op="ingest")[-1]
+    entry = memory.audit.entries(op="ingest")[-1]
     assert entry.actor == "Anna"
-    assert entry.counts == {"received": 30, "stored": 30}
+    assert entry.counts == {"stored": 30, "unchanged": 0}
     assert entry.ids == [r["event_id"] for r in records]
     text = memory.audit.path.read_text()
     assert all(str(r["description"]) not in text for r in records)
@@ -97,9 +103,9 @@ def test_history_lists_what_happened_to_one_event(memory: MemFuse) -> None:
     memory.ingest(records, mode="plain")
     target = str(records[3]["event_id"])
     memory.set_visibility([target], "people:Anna,Tom", user="Anna")
-    assert [e.op for e in memory.history(target)] == ["ingest", "visibility"]
+    assert [e.op for e in memory.history(target, user="Tom")] == ["ingest", "visibility"]
     memory.forget(EventFilter(event_ids=[target]), user="Anna")
-    history = memory.history(target)
+    history = memory.history(target, admin=True)  # forgotten: only an admin finds it
     assert [e.op for e in history] == ["ingest", "visibility", "forget"]
     assert all(target not in e.ids for e in history)  # redacted; found by digest
 

@@ -144,7 +144,8 @@ def test_a_read_only_data_dir_still_reads(read_only: tuple[Path, list[str]]) -> 
         "-k",
         "3",
         "--json",
-        "--admin",
+        "--user",
+        "Anna",
         "--data-dir",
         str(data),
         prefix=prefix,
@@ -153,6 +154,9 @@ def test_a_read_only_data_dir_still_reads(read_only: tuple[Path, list[str]]) -> 
     ids = [json.loads(line)["node_id"] for line in found.stdout.splitlines()
            if '"node_id"' in line]  # fmt: skip
     assert "h_006" in ids  # dense and lexical search both work without writing anything
+    # an admin read must be on record, and the log cannot be written here: refused, saying why
+    admin = memfuse("events", "--admin", "--data-dir", str(data), prefix=prefix)
+    assert "audit log, which is read-only here" in fault_line(admin)
     assert snapshot(data) == before
 
 

@@ -61,14 +61,18 @@ def test_visibility_forget_history_and_audit(household: Path, tmp_path: Path) ->
 
     nothing = memfuse("forget", data_dir=household, check=False)
     assert nothing.returncode == 1 and "needs a selector" in nothing.stderr
-    dry = memfuse("forget", "--device", "watch_tom", "--dry-run", data_dir=household).stdout
+    dry = memfuse(
+        "forget", "--device", "watch_tom", "--dry-run", "--user", "Tom", data_dir=household
+    ).stdout
     assert "would forget" in dry and "h_001" in dry
     assert "h_001" in _ids(_events(household, "--admin"))  # a dry run changes nothing
     done = memfuse("forget", "--device", "watch_tom", "--user", "Tom", data_dir=household).stdout
     assert "forgot" in done
     assert not {i for i in _ids(_events(household, "--admin")) if i == "h_001"}
 
-    history = memfuse("history", "h_001", "--json", data_dir=household).stdout
+    gone = memfuse("history", "h_001", "--user", "Tom", data_dir=household, check=False)
+    assert gone.returncode == 1 and "not found" in gone.stderr  # forgotten: only an admin finds it
+    history = memfuse("history", "h_001", "--json", "--admin", data_dir=household).stdout
     ops = [json.loads(line)["op"] for line in history.splitlines()]
     assert ops == ["ingest", "visibility", "forget"]
     assert "h_001" not in history  # redacted: found by its digest
@@ -86,3 +90,9 @@ def test_visibility_forget_history_and_audit(household: Path, tmp_path: Path) ->
     log.write_text("".join(lines))
     broken = memfuse("audit", "--verify", data_dir=household, check=False)
     assert broken.returncode == 1 and "failed verification" in broken.stderr
+
+    # the log and its .head both deleted: the store's anchor still says what was there
+    log.unlink()
+    log.with_name(log.name + ".head").unlink()
+    deleted = memfuse("audit", "--verify", data_dir=household, check=False)
+    assert deleted.returncode == 1 and "the log was deleted or cut" in deleted.stderr

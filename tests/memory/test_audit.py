@@ -343,9 +343,21 @@ def test_redact_keeps_detecting_an_edited_id_that_was_not_redacted(tmp_path: Pat
 def test_redact_handles_non_ascii_ids(tmp_path: Path) -> None:
     log = _log(tmp_path)
     log.append("ingest", actor="cli", ids=["évènement_ü", "evt_plain"])
-    assert log.redact(["évènement_ü"]) == 1
+    log.append("forget", actor="cli", ids=["évènement_ü"])
+    assert log.redact(["évènement_ü"]) == 2
     assert "évènement_ü".encode() not in log.path.read_bytes()
     assert log.find("évènement_ü")[0].ids == [None, "evt_plain"] and log.verify().ok
+
+
+def test_an_id_nulled_without_a_forget_fails_verification(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    log.append("ingest", actor="cli", ids=["private_1", "evt_plain"])
+    assert log.redact(["private_1"]) == 1  # hiding what an entry named, with no forget on record
+    report = log.verify()
+    assert not report.ok
+    assert report.problems == [
+        "line 2: an id was nulled without a forget entry for it (hidden by hand)"
+    ]
 
 
 def _append_many_times(path: str, actor: str, start: Any, count: int) -> None:
