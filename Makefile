@@ -61,9 +61,10 @@ postgres:
 test: install
 	$(PY) -m pytest -q
 
-# The crash torture test alone, ten times harder than in `make test` (500 kill -9s).
+# The crash torture tests alone, harder than in `make test`: 500 kill -9s of a fused ingest and
+# 200 of the real `memfuse ingest` CLI (events, graph and audit log checked each time).
 torture: install
-	MEMFUSE_TORTURE_KILLS=500 $(PY) -m pytest -q -s -m torture
+	MEMFUSE_TORTURE_KILLS=500 MEMFUSE_CLI_TORTURE_KILLS=200 $(PY) -m pytest -q -s -m torture
 
 # Formatting, lint rules with the line length, strict types below the public API (pyproject.toml).
 lint: install
