@@ -107,7 +107,7 @@ class Governance:
                 )
             return requester
         if requester is None:
-            raise InvalidQueryError(NO_WRITER)
+            raise MemFuseError(NO_WRITER)
         return requester
 
     def reader_store(

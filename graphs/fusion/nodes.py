@@ -110,7 +110,8 @@ def store_event(state: State, runtime: Runtime[FusionContext]) -> dict[str, Any]
         if stored != event and stored.fingerprint() != event.fingerprint():
             raise EventConflictError(event.event_id, stored.differing_fields(event))
     else:
-        store.add_events([event])
+        with _audited(runtime):
+            store.add_events([event])
     if state.given_window is not None:
         window = state.given_window
     else:
@@ -278,12 +279,13 @@ def _past(state: Verdict, outcome: str) -> list[PastEvent]:
 
 
 @contextmanager
-def _audited(runtime: Runtime[FusionContext], decided_by: str) -> Iterator[None]:
-    """The plan's audit entry (queued by the store with the plan's commit) says who decided;
-    a served run, which no MemFuse holds, names itself and delivers the entry at once."""
+def _audited(runtime: Runtime[FusionContext], decided_by: str | None = None) -> Iterator[None]:
+    """Audit entries the store queues inside say who decided (a plan's); a served run, which
+    no MemFuse holds, names itself and delivers its entries at once."""
     resources = _resources(runtime)
     served = resources.served_audit_log() is not None
-    with audited_as("server:fusion" if served else None, decided_by=decided_by):
+    details = {} if decided_by is None else {"decided_by": decided_by}
+    with audited_as("server:fusion" if served else None, **details):
         yield
     if served:
         resources.deliver_audit()

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from memory.audit import AuditLog
 from memory.embeddings import EmbeddingConfig
 from memory.models import EdgeType
 from memory.store import MemoryStore
@@ -354,8 +355,18 @@ def test_fusion_over_http_commits_to_the_store(served: Served, tmp_path: Path) -
         assert store.get_fused(fused_id).members == ["k1", "k2"]
         assert store.has_edge("k2", fused_id, EdgeType.BELONG)
         assert store.plan_counts() == {"pending": 0, "done": 2, "rejected": 0}
+        assert store.audit_outbox() == []  # every entry delivered by the run that made it
     finally:
         store.close()
+    # the served writes are on record, with who made them (the server's graph)
+    entries = AuditLog(data_dir / "default.audit.jsonl").entries()
+    assert [(e.op, e.actor) for e in entries[1:]] == [
+        ("ingest", "server:fusion"),
+        ("fusion_plan", "server:fusion"),
+        ("ingest", "server:fusion"),
+        ("fusion_plan", "server:fusion"),
+    ]
+    assert [e.ids[0] for e in entries if e.op == "fusion_plan"] == ["k1", "k2"]
 
 
 def test_answer_without_a_reader_returns_the_evidence(served: Served) -> None:
@@ -432,6 +443,11 @@ def test_no_requester_sees_another_persons_private_events_over_http(
             context={"data_dir": str(data_dir), "k": 8},
         )
         foreign_seen_by_admin += sum(owned.get(i) not in (None, person) for i in admin["event_ids"])
+    admin_reads = AuditLog(data_dir / "default.audit.jsonl").entries(op="admin_read")
+    assert [(e.actor, e.details["what"]) for e in admin_reads] == [
+        ("Anna", "graph:retrieval"),
+        ("Tom", "graph:retrieval"),
+    ]  # a served admin read is on record before it runs
     print(f"\nleaks over langgraph dev: {len(leaks)} in {2 * 2 * len(LEAK_QUESTIONS)} runs")
     assert leaks == []
     assert foreign_seen_by_admin > 0  # the check can fail: unrestricted, they do show up

@@ -12,6 +12,7 @@ import pytest
 
 from memfuse.api import MemFuse
 from memfuse.settings import load_settings
+from memory.errors import EventConflictError
 from memory.models import parse_event
 from memory.selection import EventFilter
 from memory.store import MemoryStore
@@ -127,3 +128,41 @@ def test_policy_file_in_the_data_dir_sets_visibility(tmp_path: Path) -> None:
                 assert vis[event.event_id] == "private:Tom"
             else:
                 assert vis[event.event_id] == "household"
+
+
+def test_rejected_and_empty_writes_leave_no_entry(memory: MemFuse) -> None:
+    records = _records()
+    memory.ingest(records[:10], mode="fused", user="Anna")
+    before = memory.audit.path.read_bytes()
+    conflicting = {**records[0], "description": "something else entirely"}
+    for mode in ("fused", "plain"):
+        with pytest.raises(EventConflictError):
+            memory.ingest([*records[10:20], conflicting], mode=mode, user="Anna")
+        memory.ingest(records[:10], mode=mode, user="Anna")  # nothing new: nothing committed
+    assert memory.audit.path.read_bytes() == before
+    assert sorted(e.event_id for e in memory.store.all_events()) == sorted(
+        str(r["event_id"]) for r in records[:10]
+    )
+
+
+def test_entries_committed_before_a_crash_are_delivered_once_by_the_next_writer(
+    memory: MemFuse, tmp_path: Path
+) -> None:
+    records = _records()
+    memory.ingest(records[:5], mode="plain", user="Anna")
+    log = memory.audit
+    real_append = log.append_many
+    log.append_many = lambda entries: (_ for _ in ()).throw(OSError("killed"))  # type: ignore[method-assign]
+    with pytest.raises(OSError):
+        memory.ingest(records[5:12], mode="plain", user="Anna")  # committed, not yet delivered
+    assert [q.op for q in memory.store.audit_outbox()] == ["ingest"]
+    log.append_many = real_append  # type: ignore[method-assign]
+    # a delivery cut short after its append but before the store heard of it
+    queued = memory.store.audit_outbox()
+    log.append_many(
+        [(q.op, {**q.args, "details": {**q.args["details"], "outbox": q.seq}}) for q in queued]
+    )
+    log.deliver(memory.store)
+    ingests = [e for e in log.entries(op="ingest")]
+    assert [len(e.ids) for e in ingests] == [5, 7]  # the second batch once, not twice
+    assert memory.store.audit_outbox() == [] and memory.verify_audit().ok

@@ -12,7 +12,7 @@ import pytest
 
 from memfuse.api import MemFuse
 from memfuse.settings import load_settings
-from memory.errors import InvalidQueryError, NodeNotFoundError, PermissionDeniedError
+from memory.errors import MemFuseError, NodeNotFoundError, PermissionDeniedError
 from memory.selection import EventFilter
 from memory.store import MemoryStore
 from tests.support.embedders import HashEmbedder
@@ -130,9 +130,9 @@ def test_the_owner_a_household_member_and_an_admin_may(memory: MemFuse) -> None:
 
 def test_a_change_without_anyone_named_is_refused(memory: MemFuse) -> None:
     before = _state(memory)
-    with pytest.raises(InvalidQueryError, match="say who does this"):
+    with pytest.raises(MemFuseError, match="^say who does this"):
         memory.set_visibility(["shared_0"], "household")
-    with pytest.raises(InvalidQueryError, match="say who does this"):
+    with pytest.raises(MemFuseError, match="^say who does this"):
         memory.forget(EventFilter(event_ids=["shared_0"]))
     assert _state(memory) == before
 
