@@ -98,6 +98,8 @@ def test_kill_9_of_the_real_cli_loses_nothing_and_the_log_is_exact(tmp_path: Pat
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait()
         kills += 1
+        if kills % 25 == 0:
+            print(f"cli torture: {kills}/{KILLS} kills", flush=True)
     final = _ingest(source, data_dir)
     assert final.wait(timeout=600) == 0, final.stderr.read() if final.stderr else ""
     got_events, got_graph, got_ingested, got_plans, got_report = _outcome(data_dir)
