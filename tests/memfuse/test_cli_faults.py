@@ -107,24 +107,30 @@ def new_batch(tmp_path: Path) -> Path:
 # --- a. read-only data dir ---------------------------------------------------------------
 
 
+def read_only_prefix(path: Path, what: str) -> list[str]:
+    """The command prefix under which `path`'s read-only mode really holds: none for a normal
+    user; for root, which writes anyway, setpriv without CAP_DAC_OVERRIDE (skip if it can't)."""
+    if os.geteuid() != 0:
+        return []
+    probe = None
+    if shutil.which("setpriv"):
+        probe = subprocess.run(
+            [*DROP_ROOT_OVERRIDE, "test", "-w", str(path)], capture_output=True, check=False
+        )
+    if probe is None or probe.returncode != 1:  # 0: still writable; 2+: refused
+        pytest.skip(
+            f"running as root, which writes into {what} anyway, and "
+            "CAP_DAC_OVERRIDE cannot be dropped here (setpriv)"
+        )
+    return list(DROP_ROOT_OVERRIDE)
+
+
 @pytest.fixture
 def read_only(data: Path) -> Iterator[tuple[Path, list[str]]]:
     """The data dir at mode 0o555, and the command prefix under which it really is read-only."""
     data.chmod(0o555)
     try:
-        prefix: list[str] = []
-        if os.geteuid() == 0:
-            probe = None
-            if shutil.which("setpriv"):
-                probe = subprocess.run(
-                    [*DROP_ROOT_OVERRIDE, "test", "-w", str(data)], capture_output=True, check=False
-                )
-            if probe is None or probe.returncode != 1:  # 0: still writable; 2+: refused
-                pytest.skip(
-                    "running as root, which writes into a mode-555 dir anyway, and "
-                    "CAP_DAC_OVERRIDE cannot be dropped here (setpriv)"
-                )
-            prefix = DROP_ROOT_OVERRIDE
+        prefix = read_only_prefix(data, "a mode-555 dir")
         yield data, prefix
     finally:
         data.chmod(0o755)

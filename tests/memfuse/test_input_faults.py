@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 
 from memfuse import cli
+from tests.memfuse.test_cli_faults import read_only_prefix
 
 PREFIX = "memfuse: error: "
-DROP_ROOT_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
-                      "--inh-caps=-dac_override,-dac_read_search"]  # fmt: skip
 RLO = "\u202e"
 
 
@@ -258,18 +257,7 @@ def read_only_store(stored: Path, tmp_path: Path) -> Iterator[tuple[Path, list[s
     store = data / "default.sqlite"
     store.chmod(0o444)
     try:
-        prefix: list[str] = []
-        if os.geteuid() == 0:
-            probe = None
-            if shutil.which("setpriv"):
-                probe = subprocess.run(
-                    [*DROP_ROOT_OVERRIDE, "test", "-w", str(store)],
-                    capture_output=True,
-                    check=False,
-                )
-            if probe is None or probe.returncode != 1:
-                pytest.skip("running as root and CAP_DAC_OVERRIDE cannot be dropped (setpriv)")
-            prefix = DROP_ROOT_OVERRIDE
+        prefix = read_only_prefix(store, "a mode-444 file")
         yield data, prefix
     finally:
         store.chmod(0o644)
