@@ -1,24 +1,19 @@
 """The three graphs served by `langgraph dev` (the in-memory LangGraph API server) over HTTP.
 
-One server for the module, started as a user would from a folder holding a `langgraph.json`
-(the repo's graph entries, with absolute paths, and `"env": ".env"`) and a `.env` naming the
-data dir and the models. Nothing leaves 127.0.0.1: tracing, telemetry and analytics are off;
-the embedding endpoint and the LLM are the local fake OpenAI server (tests/support/fake_openai.py),
-which the CLI ingests (subprocesses of `memfuse`) use too. Every run on a thread goes
+One server for the module (tests/support/langgraph_server.py), started as a user would from a
+folder holding a `langgraph.json` and a `.env` naming the data dir and the models. Nothing
+leaves 127.0.0.1: tracing, telemetry and analytics are off; the embedding endpoint and the
+LLM are the local fake OpenAI server (tests/support/fake_openai.py), which the CLI ingests
+(subprocesses of `memfuse`) use too. Every run on a thread goes
 through the server's checkpointer, so these runs also show what a thread keeps.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,24 +26,13 @@ from memory.embeddings import EmbeddingConfig
 from memory.models import EdgeType
 from memory.store import MemoryStore
 from tests.support.fake_openai import FakeOpenAI, start_fake_openai
+from tests.support.langgraph_server import REPO, LangGraphDev, clean_env, langgraph_dev
 
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-LANGGRAPH = BIN / "langgraph"
-MEMFUSE = BIN / "memfuse"
+MEMFUSE = Path(sys.executable).parent / "memfuse"
 SAMPLE = REPO / "memfuse" / "samples" / "household.jsonl"
 ASKED = "2026-05-14T20:00:00"
 
 pytestmark = pytest.mark.server
-
-OFFLINE_ENV = {
-    "LANGSMITH_TRACING": "false",
-    "LANGCHAIN_TRACING_V2": "false",
-    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-}
 
 
 @dataclass
@@ -89,101 +73,28 @@ def _agent(budgets: list[tuple[int, int]]) -> Any:
     return reply
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _config(directory: Path) -> None:
-    """The repo's graph entries with absolute paths; `env` names the folder's `.env`."""
-    spec = json.loads((REPO / "langgraph.json").read_text())
-    graphs = {}
-    for name, target in spec["graphs"].items():
-        path, _, attr = target.partition(":")
-        graphs[name] = f"{(REPO / path).resolve()}:{attr}"
-    assert spec["env"] == ".env"
-    config = {"dependencies": [str(REPO)], "graphs": graphs, "env": spec["env"]}
-    (directory / "langgraph.json").write_text(json.dumps(config))
-
-
-def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"langgraph dev exited early:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"langgraph dev not ready after {timeout}s:\n{log.read_text()[-3000:]}")
-
-
-def _clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "MEMFUSE_"))}
-    env.update(OFFLINE_ENV)
-    return env
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    if not LANGGRAPH.exists():
-        pytest.skip("the langgraph CLI (langgraph-cli[inmem]) is not installed in this venv")
     root = tmp_path_factory.mktemp("langgraph")
-    workdir, data_dir = root / "server", root / "data"
-    workdir.mkdir()
-    _config(workdir)
+    data_dir = root / "data"
     budgets: list[tuple[int, int]] = []
     with start_fake_openai(_agent(budgets)) as fake:
-        served = Served("", data_dir, workdir / "server.log", fake, budgets)
+        served = Served("", data_dir, root / "server" / "server.log", fake, budgets)
         dotenv = {
             "MEMFUSE_DATA_DIR": str(data_dir),
             "MEMFUSE_LLM_MODEL": "fake-model",
             "MEMFUSE_LLM_BASE_URL": fake.base_url,
             **served.embedding_env(),
         }
-        (workdir / ".env").write_text("".join(f"{k}={v}\n" for k, v in dotenv.items()))
-        port = _free_port()
-        with served.log.open("wb") as out:
-            proc = subprocess.Popen(
-                [
-                    str(LANGGRAPH),
-                    "dev",
-                    "--no-browser",
-                    "--no-reload",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--config",
-                    str(workdir / "langgraph.json"),
-                ],
-                cwd=workdir,
-                env=_clean_env(),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        served.url = f"http://127.0.0.1:{port}"
-        try:
-            _wait_ready(served.url, proc, served.log, timeout=120)
+        with langgraph_dev(root / "server", dotenv) as server:
+            served.url, served.log = server.url, server.log
             ingest(served, SAMPLE)
             yield served
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=10)
 
 
 def ingest(served: Served, path: Path) -> None:
     """`memfuse ingest` as a user runs it beside the server (offline fusion: no LLM set)."""
-    env = {**_clean_env(), "MEMFUSE_DATA_DIR": str(served.data_dir), **served.embedding_env()}
+    env = {**clean_env(), "MEMFUSE_DATA_DIR": str(served.data_dir), **served.embedding_env()}
     done = subprocess.run(
         [str(MEMFUSE), "ingest", str(path)],
         cwd=path.parent,
@@ -197,9 +108,7 @@ def ingest(served: Served, path: Path) -> None:
 
 
 def client(served: Served) -> Any:
-    from langgraph_sdk import get_sync_client
-
-    return get_sync_client(url=served.url)
+    return LangGraphDev(served.url, served.log).client()
 
 
 def ask(served: Served, thread_id: str, question: str, **extra: Any) -> dict[str, Any]:
@@ -409,7 +318,7 @@ def test_no_requester_sees_another_persons_private_events_over_http(
     path = tmp_path / "owned.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     data_dir = tmp_path / "owned"
-    env = {**_clean_env(), "MEMFUSE_DATA_DIR": str(data_dir), **served.embedding_env()}
+    env = {**clean_env(), "MEMFUSE_DATA_DIR": str(data_dir), **served.embedding_env()}
     done = subprocess.run(
         [str(MEMFUSE), "ingest", str(path), "--mode", "plain"],
         env=env,
