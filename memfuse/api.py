@@ -12,18 +12,22 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Self
-
-from pydantic import BaseModel, Field
+from typing import Any, NamedTuple, Self
 
 from graphs.resources import acquire_store, embedding_config
-from memfuse.governance import Governance
+from memfuse.agent_api import AgentAPI
+from memfuse.results import (
+    AskResult,
+    IngestMode,
+    IngestSummary,
+    SearchResult,
+    decision_lines,
+)
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.audit import AuditLog
 from memory.audit_outbox import audited_as
 from memory.errors import DataDirError, InvalidQueryError, MemFuseError
-from memory.models import Event, as_events
-from memory.records import ContextEntry
+from memory.models import Event, as_events, utc_now
 from memory.search.config import RECIPES
 from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.writer_lock import WriterLock
@@ -37,7 +41,6 @@ __all__ = [
     "embedding_config",
 ]  # embedding_config: re-exported for the eval harness
 
-IngestMode = Literal["fused", "plain"]
 #: Systems `search` can run: the full controller, or one of the single-call recipes.
 SEARCH_SYSTEMS = ("memfuse", "naive_rag", "bm25", "hybrid")
 
@@ -92,81 +95,72 @@ def _check_request(text: object, k: object, what: str) -> None:
         raise InvalidQueryError(f"k must be a whole number of at least 1, got {k!r}")
 
 
-class IngestSummary(BaseModel):
-    """What one ingest call did."""
-
-    received: int
-    added: int
-    unchanged: int
-    seconds: float
-    mode: IngestMode
-    plans_accepted: int = 0
-    plans_rejected: int = 0
-    drained: int = Field(
-        default=0, description="Events an earlier, interrupted ingest had left queued, now fused."
-    )
-    details: dict[str, Any] = Field(default_factory=dict)
+class _Opened(NamedTuple):
+    store: MemoryStoreAPI
+    settings: MemFuseSettings
+    lock: WriterLock
+    release: Callable[[], None]
 
 
-class AskResult(BaseModel):
-    """An answer (None offline, or when the reader failed) with the evidence it rests on."""
-
-    question: str
-    answer: str | None
-    note: str | None
-    context: list[ContextEntry]
-    rounds: int = 1
-    reader_error: str | None = Field(
-        default=None,
-        description="Why the configured reader gave no usable answer (endpoint down past the "
-        "retry budget, an empty reply…); the evidence is still there.",
-    )
-    decisions: list[dict[str, str]] = Field(
-        default_factory=list,
-        description="Who made each decision, in order: {'step', 'decided_by'} with decided_by "
-        "'llm', 'offline' or 'offline fallback: <why>' (planner, judges, reader).",
-    )
-    notes: list[str] = Field(
-        default_factory=list, description="What went differently in retrieval."
-    )
-    stop_reason: str = ""
-
-
-class SearchResult(BaseModel):
-    """A search's context and, for the `memfuse` system, how its rounds were decided."""
-
-    context: list[ContextEntry]
-    rounds: int = 1
-    decisions: list[dict[str, str]] = Field(
-        default_factory=list,
-        description="memfuse only: who planned and judged each round ({'step', 'decided_by'}).",
-    )
-    notes: list[str] = Field(default_factory=list)
-    stop_reason: str = ""
+def _open_store(
+    data_dir: Path | str | None,
+    namespace: str | None,
+    settings: MemFuseSettings | None,
+    *,
+    writer: bool,
+    wait_seconds: float,
+    must_exist: bool,
+) -> _Opened:
+    """The store of a data dir and namespace (settings fill what is not given), with its
+    writer lock, taken first when `writer`: the store then reads its view after every earlier
+    write. `must_exist`: a missing data dir or store is an error, not a new memory."""
+    settings = settings or load_settings()
+    root = Path(data_dir) if data_dir is not None else settings.data_dir
+    name = namespace or settings.namespace
+    if must_exist:
+        require_store(root, name, settings.database_url)
+    root.mkdir(parents=True, exist_ok=True)
+    lock = WriterLock.for_store(root, name, wait_seconds, settings.database_url)
+    if writer:
+        lock.acquire()
+    try:
+        store, release = acquire_store(root, name, settings)
+    except BaseException:
+        lock.release()
+        raise
+    store.refresh()  # a store this process already held catches up with the lock's holder
+    return _Opened(store, settings, lock, release)
 
 
-def decision_lines(decisions: Sequence[dict[str, str]]) -> list[str]:
-    """Who decided, for a console: one line when every decision had the same maker."""
-    makers = {d["decided_by"] for d in decisions}
-    if len(makers) == 1:
-        return [f"decided by: {makers.pop()} (all {len(decisions)} decisions)"]
-    return [f"{d['step']}: decided by {d['decided_by']}" for d in decisions]
+class MemFuse(AgentAPI):
+    """A memory over one data directory; open it, ingest, search, ask, govern, close.
 
-
-class MemFuse(Governance):
-    """A memory over one data directory; open it, ingest, search, ask, govern, close."""
+    `MemFuse()` opens the settings' data dir and namespace (MEMFUSE_DATA_DIR, default
+    ./.memfuse), creating it when new; `MemFuse(data_dir=…, namespace=…)` another one.
+    `MemFuse.open` does the same with the writer lock and must-exist options."""
 
     def __init__(
         self,
-        store: MemoryStoreAPI,
-        settings: MemFuseSettings,
+        store: MemoryStoreAPI | None = None,
+        settings: MemFuseSettings | None = None,
         writer_lock: WriterLock | None = None,
         *,
+        data_dir: Path | str | None = None,
+        namespace: str | None = None,
         release: Callable[[], None] | None = None,
         audit: AuditLog | None = None,
     ):
-        """`release` gives a shared store back (see `open`); without it `close` closes it.
-        `audit`: the data dir's audit log (default: the store's, next to its SQLite file)."""
+        """`store`: an open store to wrap (tests, the graphs' shared one); without it the
+        memory opens its own. `release` gives a shared store back (see `open`); without it
+        `close` closes it. `audit`: the data dir's log (default: the store's, beside it)."""
+        if store is None:
+            opened = _open_store(
+                data_dir, namespace, settings, writer=False, wait_seconds=0.0, must_exist=False
+            )
+            store, settings, writer_lock, release = opened
+        elif data_dir is not None or namespace is not None:
+            raise MemFuseError("give an open store or a data dir and namespace, not both")
+        settings = settings or load_settings()
         self.store = store
         self.settings = settings
         self._writer_lock = writer_lock
@@ -195,21 +189,14 @@ class MemFuse(Governance):
         data dir and namespace, see `memory.writer_lock`), waiting up to `wait_seconds`.
         `must_exist`: a data dir or store that is not there is an error (a read), rather
         than a new, empty memory."""
-        settings = settings or load_settings()
-        root = Path(data_dir) if data_dir is not None else settings.data_dir
-        name = namespace or settings.namespace
-        if must_exist:
-            require_store(root, name, settings.database_url)
-        root.mkdir(parents=True, exist_ok=True)
-        lock = WriterLock.for_store(root, name, wait_seconds, settings.database_url)
-        if writer:
-            lock.acquire()  # before the store reads its view: it then sees every earlier write
-        try:
-            store, release = acquire_store(root, name, settings)
-        except BaseException:
-            lock.release()
-            raise
-        store.refresh()  # a store this process already held catches up with the lock's holder
+        store, settings, lock, release = _open_store(
+            data_dir,
+            namespace,
+            settings,
+            writer=writer,
+            wait_seconds=wait_seconds,
+            must_exist=must_exist,
+        )
         memory = cls(store, settings, lock, release=release)
         if writer:
             try:  # a writer's crash may have left entries committed but not yet in the log
@@ -326,23 +313,11 @@ class MemFuse(Governance):
         user: str | None = None,
         admin: bool = False,
         k: int = 20,
-    ) -> tuple[list[ContextEntry], int]:
-        """The context for a query with provenance, and how many rounds it took; as `user`
-        (only what they may see; default MEMFUSE_USER) or an audited `admin` read."""
-        result = self.search_traced(query, system=system, time=time, user=user, admin=admin, k=k)
-        return result.context, result.rounds
-
-    def search_traced(
-        self,
-        query: str,
-        *,
-        system: str = "memfuse",
-        time: datetime | None = None,
-        user: str | None = None,
-        admin: bool = False,
-        k: int = 20,
     ) -> SearchResult:
-        """`search` with its trace: who decided each round (memfuse), notes, stop reason."""
+        """The context for a query with provenance, as `user` (only what they may see; default
+        MEMFUSE_USER) or an audited `admin` read, as of `time` (default now): events after it
+        are not seen. For `memfuse`, the trace too: rounds, who decided each, notes, stop
+        reason."""
         _check_request(query, k, "query")
         if system not in SEARCH_SYSTEMS:
             raise MemFuseError(
@@ -350,7 +325,7 @@ class MemFuse(Governance):
             )
         self.store.refresh()  # another process (a CLI ingest) may have written since
         store, user = self.reader_store(user, admin, what=f"search ({system})")
-        when = time or datetime.now().replace(microsecond=0)
+        when = time or utc_now()
         if system == "memfuse":
             from dataclasses import replace
 
@@ -389,6 +364,8 @@ class MemFuse(Governance):
             )
         )
 
+    search_traced = search  # the name `search` had before it returned its trace
+
     def ask(
         self,
         question: str,
@@ -406,7 +383,7 @@ class MemFuse(Governance):
 
         _check_request(question, k, "question")
         _, user = self.reader_store(user, admin, what="ask")
-        when = time or datetime.now().replace(microsecond=0)
+        when = time or utc_now()
         return AskResult.model_validate(
             answer_question(
                 self.store,

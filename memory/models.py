@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -71,6 +71,12 @@ class NodeKind(StrEnum):
 
 
 FUSED_PREFIX = "fused_"
+
+
+def utc_now() -> datetime:
+    """Now, as stored timestamps are kept: naive UTC, to the second. A local wall clock would
+    put "now" hours before or after events just stored, and as-of reads would hide them."""
+    return datetime.now(UTC).replace(microsecond=0, tzinfo=None)
 
 
 def parse_timestamp(value: Any) -> datetime:

@@ -37,7 +37,7 @@ from graphs.retrieval.state import Judgement, PastQuestion, Request, State
 from graphs.state import fresh_run, node
 from memory.access import VisibleStore, as_of
 from memory.errors import ConfigurationError, InvalidQueryError
-from memory.models import is_fused_id, parse_timestamp
+from memory.models import is_fused_id, parse_timestamp, utc_now
 from memory.retrieval import assemble_context, search
 from memory.search.guard import keep_reserved
 from memory.store_api import MemoryStoreAPI
@@ -48,7 +48,7 @@ from signatures.planning import planner_inputs
 def resolve_time(value: datetime | str | None) -> datetime:
     """The frozen question time; the wall clock when a caller (e.g. Studio) gave none."""
     if value is None or value == "":
-        return datetime.now().replace(microsecond=0)
+        return utc_now()
     return parse_timestamp(value)
 
 

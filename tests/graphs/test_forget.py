@@ -40,7 +40,7 @@ def _recall(memory: MemFuse, questions: list[Any]) -> dict[str, float]:
     out = {}
     for q in questions:
         wanted = set(q.evidence_event_ids)
-        context, _ = memory.search(q.question, admin=True, time=q.question_time, k=20)
+        context = memory.search(q.question, admin=True, time=q.question_time, k=20).context
         got = {e.node_id for e in context if e.kind == NodeKind.EVENT}
         out[q.question_id] = len(wanted & got) / len(wanted)
     return out
@@ -115,7 +115,7 @@ def test_no_index_returns_or_quotes_a_forgotten_event(forgotten: Forgotten) -> N
         lexical = {i for i, _ in store.lexical_search(text, 50)}
         dense = {i for i, _ in store.dense_search(store.embed_query(text), 50)}
         assert not (lexical | dense) & gone
-        context, _ = forgotten.memory.search(text, admin=True, k=20)
+        context = forgotten.memory.search(text, admin=True, k=20).context
         assert not {e.node_id for e in context} & gone
         assert all(text not in e.text for e in context)
     for node in store.all_fused():

@@ -698,8 +698,9 @@ class StoreMachine(RuleBasedStateMachine):
     def search(self, query: str, system: str, k: int) -> None:
         """Only stored nodes come back, and the same ones for the same state."""
         before, vectors = snapshot(self.store), vectors_of(self.store)
-        found, _ = self.memory.search(query, system=system, time=QUESTION_TIME, admin=True, k=k)
-        again, _ = self.memory.search(query, system=system, time=QUESTION_TIME, admin=True, k=k)
+        asked = {"system": system, "time": QUESTION_TIME, "admin": True, "k": k}
+        found = self.memory.search(query, **asked).context  # type: ignore[arg-type]
+        again = self.memory.search(query, **asked).context  # type: ignore[arg-type]
         assert snapshot(self.store) == before, "a search wrote to the store"
         assert same_vectors(vectors_of(self.store), vectors)
         nodes = set(self.stored) | {n.node_id for n in self.store.all_fused()}
