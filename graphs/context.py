@@ -17,8 +17,9 @@ server run or Python) and raises `ConfigurationError` naming the field; subclass
 from __future__ import annotations
 
 import copy
-from dataclasses import InitVar, dataclass, field, replace
-from typing import Any, Literal, Self, get_args
+from collections.abc import Mapping, MutableMapping
+from dataclasses import InitVar, dataclass, field, fields, replace
+from typing import Any, Literal, Self, TypeVar, get_args
 
 from pydantic.json_schema import SkipJsonSchema
 
@@ -132,3 +133,28 @@ class RunContext:
         """The llm_* fields this context sets (None fields leave the settings' values)."""
         names = ("llm_model", "llm_base_url", "llm_temperature", "llm_max_tokens")
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+
+C = TypeVar("C", bound=RunContext)
+_CONVERTED = "__memfuse_run_context__"  # where a mapping context keeps its converted copy
+
+
+def run_context(runtime: Any, cls: type[C]) -> C:
+    """The run's context as this graph's context class. Run on its own it is one already, or
+    absent (the defaults). Run as a subgraph it is the parent's: another class, or a plain
+    mapping (what a served parent without a context schema passes down); the fields this
+    graph knows are taken from it and the rest ignored. A mapping keeps its converted copy,
+    so every node of the run shares one context and the resources resolved for it."""
+    context = getattr(runtime, "context", None)
+    if isinstance(context, cls):
+        return context
+    if context is None:
+        return cls()
+    if isinstance(context, MutableMapping) and isinstance(context.get(_CONVERTED), cls):
+        return context[_CONVERTED]  # type: ignore[no-any-return]
+    values = context if isinstance(context, Mapping) else getattr(context, "__dict__", {})
+    known = {f.name for f in fields(cls) if f.init}
+    converted = cls(**{k: v for k, v in values.items() if k in known})
+    if isinstance(context, MutableMapping):
+        context[_CONVERTED] = converted
+    return converted

@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 
 from graphs.answer.context import AnswerContext
 from graphs.answer.state import AnswerState
+from graphs.context import run_context
 from graphs.resources import resources_for
 from graphs.retrieval.state import Decision, PastQuestion
 from graphs.state import fresh_run, node
@@ -30,8 +31,7 @@ PROMPT_MARKERS = ("<<<EVENTS", "EVENTS>>>")
 
 
 def context_of(runtime: Runtime[AnswerContext] | None) -> AnswerContext:
-    context = getattr(runtime, "context", None)
-    return context if context is not None else AnswerContext()
+    return run_context(runtime, AnswerContext)
 
 
 def answer_problem(answer: object) -> str | None:

@@ -16,6 +16,7 @@ import numpy as np
 from dspy.utils.exceptions import AdapterParseError
 from langgraph.runtime import Runtime
 
+from graphs.context import run_context
 from graphs.fusion.context import FusionContext
 from graphs.fusion.state import PastEvent, State, ToolCall, Verdict
 from graphs.fusion.tools import decision_program, lm_scope, run_tool
@@ -39,8 +40,7 @@ def _as_event(value: Event | dict[str, Any]) -> Event:
 
 def context_of(runtime: Runtime[FusionContext] | None) -> FusionContext:
     """The run's context; a default one when the caller gave none."""
-    context = getattr(runtime, "context", None)
-    return context if context is not None else FusionContext()
+    return run_context(runtime, FusionContext)
 
 
 def _resources(runtime: Runtime[FusionContext]) -> Resources:

@@ -16,6 +16,7 @@ from typing import Any, Literal, NamedTuple
 import dspy
 from langgraph.runtime import Runtime
 
+from graphs.context import run_context
 from graphs.resources import Resources
 from graphs.retrieval.context import RetrievalContext
 from graphs.retrieval.state import Decision
@@ -35,8 +36,7 @@ OFFLINE_JUDGE = OfflineEvidenceJudge()
 
 def context_of(runtime: Runtime[RetrievalContext] | None) -> RetrievalContext:
     """The run's context; a default one when the caller gave none."""
-    context = getattr(runtime, "context", None)
-    return context if context is not None else RetrievalContext()
+    return run_context(runtime, RetrievalContext)
 
 
 def llm_module(kind: Literal["plan", "judge"], programs_dir: str | None = None) -> dspy.Module:

@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from graphs.context import Hidden, RunContext, about
+from graphs.context import Hidden, RunContext, about, run_context
 from graphs.resources import decision_lm, run_settings
 from graphs.synthesis.state import SynthesisRequest
 from memory.errors import ConfigurationError
@@ -92,8 +92,7 @@ class SynthesisContext(RunContext):
 
 def context_of(runtime: Runtime[SynthesisContext] | None) -> SynthesisContext:
     """The run's context; a default one when the caller gave none."""
-    context = getattr(runtime, "context", None)
-    return context if context is not None else SynthesisContext()
+    return run_context(runtime, SynthesisContext)
 
 
 def synthesis_lm(context: SynthesisContext) -> Any | None:
