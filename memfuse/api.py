@@ -230,6 +230,24 @@ class MemFuse(AgentAPI):
         self.audit.deliver(self.store)
 
     @contextmanager
+    def holding_writer(self) -> Iterator[None]:
+        """Hold the writer lock for the block only, when not held already: a long-lived
+        service (a served store) writes now and then and must not keep every other writer
+        of the data dir out in between."""
+        lock = self._writer_lock
+        took = lock is not None and not lock.held
+        if took:
+            assert lock is not None
+            lock.acquire()
+            self.store.refresh()
+        try:
+            yield
+        finally:
+            if took:
+                assert lock is not None
+                lock.release()
+
+    @contextmanager
     def audited(self, user: str | None, **details: Any) -> Iterator[None]:
         """Writes inside are recorded as this actor (memory.audit_outbox) and delivered to the
         log when the block ends, failed or not: what committed is on record, nothing else."""

@@ -7,9 +7,10 @@ retrieval over it beside everything else the household's devices recorded. The e
 derived from (namespace, key), so a key names one event; a put with a new value forgets the
 old event (with every trace, audited) and stores the new one — events stay immutable.
 
-Namespaces map to people: the label at `owner_at` (default the last, when the namespace has
-two labels or more: `("memories", "Anna")`) owns the items written there, so they are private
-to that person by the household's policy; a namespace that names nobody (`("recipes",)`)
+Namespaces map to people: the label at `owner_at` (MEMFUSE_STORE_OWNERS: the last, when the
+namespace has two labels or more, as in `("memories", "Anna")`; or the first, as in
+`("Anna", "memories")`) owns the items written there, so they are private to that person by
+the household's policy; a namespace that names nobody (`("recipes",)` when owners are last)
 holds household items. Who reads: the store's `user` when given (an agent acting for one
 person sees what that person may see, and may not write into another person's namespace), else
 the person the namespace names — LangGraph's own model, where the server's auth handlers tie
@@ -21,9 +22,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.store.base import (
     BaseStore,
@@ -49,6 +51,7 @@ ITEM_DEVICE = "langgraph_store"
 ITEM_PREFIX = "item_"
 ITEM_KEY = "store_item"  # the event metadata field holding namespace, key, value, created_at
 TEXT_FIELDS = ("text", "content", "memory", "data")
+OWNER_LABELS: dict[str, int | None] = {"last": -1, "first": 0, "none": None}
 SEARCH_DEPTH = 20  # retrieval depth of a query search, at least
 
 
@@ -123,37 +126,44 @@ def _utc(moment: datetime) -> datetime:
 class MemFuseStore(BaseStore):
     """A LangGraph store over one MemFuse memory (see the module docstring)."""
 
-    __slots__ = ("admin", "memory", "owner_at", "system", "user")
+    __slots__ = ("_serial", "admin", "memory", "owner_at", "system", "user")
 
     def __init__(
         self,
         memory: MemFuse,
         *,
-        owner_at: int | None = -1,
+        owner_at: int | None | Literal["settings"] = "settings",
         user: str | None = None,
         admin: bool = False,
         system: str = "memfuse",
     ) -> None:
-        """`owner_at`: which namespace label names the owner (None: items are the household's);
+        """`owner_at`: which namespace label names the owner (None: items are the household's;
+        default: the settings' `store_owners`);
         `user`: who every read and write is (default MEMFUSE_USER; None: the namespace's
         owner);
         `system`: the retrieval behind query searches (`memfuse`, or a baseline)."""
         self.memory = memory
-        self.owner_at = owner_at
+        self.owner_at = (
+            OWNER_LABELS[memory.settings.store_owners] if owner_at == "settings" else owner_at
+        )
         self.user = user or memory.settings.user
         self.admin = admin
         self.system = system
+        self._serial = threading.Lock()  # one operation at a time: abatch runs on threads
 
     # --- who ----------------------------------------------------------------------------
 
     def owner_of(self, namespace: tuple[str, ...]) -> str | None:
-        """The person a namespace names, if any (a one-label namespace names nobody)."""
-        if self.owner_at is None or len(namespace) < 2:
+        """The person a namespace (or a prefix of one) names, if any. Counted from the front,
+        the label is there once the namespace is long enough; counted from the back, only a
+        namespace of two labels or more names one (`("recipes",)` is the household's), and a
+        prefix cannot tell whose its namespaces are."""
+        at = self.owner_at
+        if at is None:
             return None
-        try:
-            return namespace[self.owner_at]
-        except IndexError:
-            return None
+        if at >= 0:
+            return namespace[at] if len(namespace) > at else None
+        return namespace[at] if len(namespace) >= max(2, -at) else None
 
     def _who(self, namespace: tuple[str, ...]) -> str | None:
         """Who reads and writes under a namespace: the store's user, else its owner."""
@@ -162,20 +172,22 @@ class MemFuseStore(BaseStore):
     # --- the operations -------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        results: list[Result] = []
-        for op in ops:
-            if isinstance(op, GetOp):
-                results.append(self._get(op))
-            elif isinstance(op, PutOp):
+        with self._serial:
+            self.memory.store.refresh()  # another process may have written since
+            return [self._run(op) for op in ops]
+
+    def _run(self, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            return self._get(op)
+        if isinstance(op, PutOp):
+            with self.memory.holding_writer():
                 self._put(op)
-                results.append(None)
-            elif isinstance(op, SearchOp):
-                results.append(self._search(op))
-            elif isinstance(op, ListNamespacesOp):
-                results.append(self._list_namespaces(op))
-            else:
-                raise InvalidQueryError(f"unknown store operation {type(op).__name__}")
-        return results
+            return None
+        if isinstance(op, SearchOp):
+            return self._search(op)
+        if isinstance(op, ListNamespacesOp):
+            return self._list_namespaces(op)
+        raise InvalidQueryError(f"unknown store operation {type(op).__name__}")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """The same operations off the event loop: store calls are blocking I/O."""
@@ -276,7 +288,15 @@ class MemFuseStore(BaseStore):
         return [SearchItem(**_item_fields(e), score=scores.get(e.event_id)) for e in window]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        found = {tuple(e.metadata[ITEM_KEY]["namespace"]) for e in self._items(())}
+        """Namespaces of the items the reader may see: the store's user, else the person the
+        prefix condition names (up to its first wildcard)."""
+        prefix: tuple[str, ...] = ()
+        for condition in op.match_conditions or ():
+            if condition.match_type == "prefix":
+                labels = list(condition.path)
+                prefix = tuple(labels[: labels.index("*")] if "*" in labels else labels)
+                break
+        found = {tuple(e.metadata[ITEM_KEY]["namespace"]) for e in self._items(prefix)}
         if op.match_conditions:
             conditions = op.match_conditions
             found = {ns for ns in found if all(namespace_matches(c, ns) for c in conditions)}
@@ -300,9 +320,17 @@ def _item(event: Event) -> Item:
     return Item(**_item_fields(event))
 
 
+_SERVED: list[MemFuseStore] = []
+_SERVED_LOCK = threading.Lock()
+
+
 def generate_store() -> MemFuseStore:
     """The store `langgraph dev` serves (langgraph.json `store.path`): the settings' memory
-    (MEMFUSE_DATA_DIR, MEMFUSE_NAMESPACE), namespaces owned by their last label."""
+    (MEMFUSE_DATA_DIR, MEMFUSE_NAMESPACE, MEMFUSE_USER, MEMFUSE_STORE_OWNERS). One per
+    process: the server asks once per worker thread, and one memory holds one writer lock."""
     from memfuse.api import MemFuse
 
-    return MemFuseStore(MemFuse())
+    with _SERVED_LOCK:
+        if not _SERVED:
+            _SERVED.append(MemFuseStore(MemFuse()))
+        return _SERVED[0]

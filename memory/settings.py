@@ -11,6 +11,7 @@ no LLM (offline mode: every decision runs its deterministic twin).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -29,6 +30,12 @@ class MemFuseSettings(BaseSettings):
         default=None,
         description="Who asks when a read names nobody (`--user`): reads see only the events "
         "this person may see. Unset: every read must name a user or be an explicit admin read.",
+    )
+    store_owners: Literal["last", "first", "none"] = Field(
+        default="last",
+        description="Which label of a LangGraph store namespace names the person who owns the "
+        "items written there (`memfuse.langgraph_store`): the last, as in ('memories', 'Anna'), "
+        "the first, as in ('Anna', 'memories'), or none (every item is the household's).",
     )
     visibility_policy: Path | None = Field(
         default=None,

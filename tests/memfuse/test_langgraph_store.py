@@ -1,5 +1,6 @@
 """MemFuseStore behaves as a LangGraph store: one behaviour suite, run against LangGraph's own
-`InMemoryStore` (which shows the suite states LangGraph's semantics) and against MemFuse.
+`InMemoryStore` (which shows the suite states LangGraph's semantics), against MemFuse in this
+process, and against MemFuse served by `langgraph dev` (its store API, over HTTP).
 
 Then what only MemFuse does: items are memory events (searchable beside every device's
 events, audited, visible by the household's policy), and namespaces map to people.
@@ -20,6 +21,7 @@ from memfuse.api import MemFuse
 from memfuse.langgraph_store import ITEM_DEVICE, MemFuseStore, item_id
 from memfuse.settings import load_settings
 from memory.errors import InvalidQueryError, PermissionDeniedError
+from tests.support.http_store import HttpStore
 
 
 @pytest.fixture(scope="module")
@@ -29,14 +31,19 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemFuse]:
         yield opened
 
 
-@pytest.fixture(params=["langgraph", "memfuse"])
+@pytest.fixture(params=["langgraph", "memfuse", "served"])
 def store(request: pytest.FixtureRequest, memory: MemFuse) -> Iterator[BaseStore]:
-    """A fresh store per test: LangGraph's reference, or MemFuse's (household items read as
-    Anna, under a namespace root of its own so tests do not see each other's items)."""
+    """LangGraph's reference store; MemFuse's in this process (household items read as Anna);
+    or MemFuse's served by a real `langgraph dev`, called over HTTP (namespaces owned by their
+    first label, the test's own root: one person per test). Each test writes under a
+    namespace root of its own, so tests do not see each other's items."""
     if request.param == "langgraph":
         yield InMemoryStore()
-        return
-    yield MemFuseStore(memory, owner_at=None, user="Anna")
+    elif request.param == "memfuse":
+        yield MemFuseStore(memory, owner_at=None, user="Anna")
+    else:
+        server, _ = request.getfixturevalue("served_memory")
+        yield HttpStore(server.client())
 
 
 def _root(request: pytest.FixtureRequest) -> str:

@@ -65,15 +65,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def write_config(directory: Path, dotenv: Mapping[str, str]) -> None:
-    """The repo's graph entries with absolute paths (so the server may run from any folder);
-    `env` names the folder's `.env`, written from `dotenv`."""
+def write_config(
+    directory: Path, dotenv: Mapping[str, str], extra_graphs: Mapping[str, str] | None = None
+) -> None:
+    """The repo's graph entries with absolute paths (so the server may run from any folder),
+    plus `extra_graphs` (name → "absolute/path.py:attr", e.g. a test's agent graphs); `env`
+    names the folder's `.env`, written from `dotenv`."""
     spec = json.loads((REPO / "langgraph.json").read_text())
     graphs = {}
     for name, target in spec["graphs"].items():
         path, _, attr = target.partition(":")
         graphs[name] = f"{(REPO / path).resolve()}:{attr}"
     assert spec["env"] == ".env"
+    graphs.update(extra_graphs or {})
     config = {**spec, "dependencies": [str(REPO)], "graphs": graphs}
     (directory / "langgraph.json").write_text(json.dumps(config))
     (directory / ".env").write_text("".join(f"{k}={v}\n" for k, v in dotenv.items()))
@@ -100,6 +104,7 @@ def langgraph_dev(
     *,
     prefix: Sequence[str] = (),
     timeout: float = 120,
+    extra_graphs: Mapping[str, str] | None = None,
 ) -> Iterator[LangGraphDev]:
     """Serve the repo's graphs from `workdir` (created; `.env` from `dotenv`) until the block
     ends. `prefix` runs the server under a command (e.g. setpriv, so that file modes hold for
@@ -107,7 +112,7 @@ def langgraph_dev(
     if not LANGGRAPH.exists():
         pytest.skip("the langgraph CLI (langgraph-cli[inmem]) is not installed in this venv")
     workdir.mkdir(parents=True, exist_ok=True)
-    write_config(workdir, dotenv)
+    write_config(workdir, dotenv, extra_graphs)
     log = workdir / "server.log"
     port = free_port()
     command = [
