@@ -164,3 +164,18 @@ def test_memfuse_with_no_arguments_opens_the_settings_data_dir(
     assert (tmp_path / "mine" / "default.sqlite").is_file()
     with MemFuse(data_dir=tmp_path / "mine") as again:
         assert again.stats().events == 1
+
+
+def test_the_retriever_and_tools_read_as_their_user(memory: MemFuse) -> None:
+    note = memory.add("the dog's vaccination is due in June", user="Anna", time=T0).ids[0]
+    documents = memory.as_retriever(user="Anna", k=3).invoke("when is the dog vaccinated")
+    first = documents[0]
+    assert first.metadata["id"] == note and first.metadata["device"] == "user:Anna"
+    assert "vaccination" in first.page_content and first.metadata["provenance"]
+    assert memory.as_retriever(user="Tom", k=3).invoke("dog vaccination") == []
+    answer = memory.as_tool(user="Anna").invoke({"query": "dog vaccination"})
+    assert answer.splitlines()[0].startswith(f"{note}: ")
+    assert memory.as_tool(user="Tom").invoke({"query": "dog vaccination"}) == "no memories found"
+    said = memory.as_tool("add", user="Tom").invoke({"text": "Tom walks the dog at seven"})
+    (added,) = memory.get_all(user="Tom")
+    assert said == f"remembered as {added.event.event_id}" and added.event.owner == "Tom"
