@@ -24,13 +24,12 @@ creates it and notes that it did.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import dspy
+from typing import TYPE_CHECKING, Any
 
 from graphs.context import Injected, RunContext
 from memory.audit import AuditLog
@@ -38,9 +37,12 @@ from memory.embeddings import EmbeddingConfig
 from memory.errors import ConfigurationError, PermissionDeniedError
 from memory.settings import MemFuseSettings, load_settings
 from memory.store_api import MemoryStoreAPI
-from signatures.lm import lm_from_settings, lm_settings_key
-from signatures.programs import FusionPolicy, PlannerPolicy, fusion_policy, planner_policy
-from signatures.programs import program_for as _program_for
+from memory.writer_lock import WriterLock
+
+if TYPE_CHECKING:  # DSPy and the programs load when a decision needs them, not with a store
+    import dspy
+
+    from signatures.programs import FusionPolicy, PlannerPolicy
 
 Reader = Callable[..., str]
 
@@ -192,6 +194,26 @@ class Resources:
             database_url=self.settings.database_url,
         )
 
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """A served run writes under the data dir's writer lock, as every CLI and API writer
+        does, so its writes never interleave with another writer's; it waits up to
+        `served_write_wait_seconds`, then fails naming the holder. A run whose store was
+        handed in writes under its holder's lock (MemFuse, an ingest) and takes none."""
+        store = self.store
+        if store is None or self.injected.store is not None or getattr(store, "read_only", False):
+            yield  # a read-only store refuses the write itself, with the reason
+            return
+        lock = WriterLock.for_store(
+            Path(getattr(store, "data_dir", self.settings.data_dir)),
+            str(getattr(store, "namespace", self.settings.namespace)),
+            self.settings.served_write_wait_seconds,
+            self.settings.database_url,
+        )
+        with lock:
+            self.refresh()  # what the previous holder wrote, before this write reads or adds
+            yield
+
     def deliver_audit(self) -> None:
         """A served run's committed writes go into the log now (memory.audit_outbox)."""
         log = self.served_audit_log()
@@ -222,14 +244,20 @@ class Resources:
 
     def program(self, target: str) -> dspy.Module:
         """The decision program: an injected one (fusion), a compiled one, else the plain one."""
+        from signatures.programs import program_for
+
         if target == "fusion" and self.injected.program is not None:
             return self.injected.program
-        return _program_for(target, self.programs_dir)
+        return program_for(target, self.programs_dir)
 
     def planner_policy(self) -> PlannerPolicy:
+        from signatures.programs import planner_policy
+
         return planner_policy(self.programs_dir)
 
     def fusion_policy(self) -> FusionPolicy:
+        from signatures.programs import fusion_policy
+
         return fusion_policy(self.programs_dir)
 
     def reader(self) -> Reader | None:
@@ -253,6 +281,8 @@ def run_settings(context: RunContext) -> MemFuseSettings:
 
 def decision_lm(context: RunContext, settings: MemFuseSettings) -> Any | None:
     """The LM the policy calls for: None offline, or for `auto` with no LLM configured."""
+    from signatures.lm import lm_from_settings, lm_settings_key
+
     if context.policy == "offline":
         return None
     if context.injected.lm is not None:

@@ -37,6 +37,13 @@ class MemFuseSettings(BaseSettings):
         "items written there (`memfuse.langgraph_store`): the last, as in ('memories', 'Anna'), "
         "the first, as in ('Anna', 'memories'), or none (every item is the household's).",
     )
+    served_write_wait_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        description="How long a write through a served graph (`langgraph dev`) waits for the "
+        "data dir's writer lock while another writer (a CLI ingest) holds it, before failing "
+        "with a one-line 'busy' error.",
+    )
     visibility_policy: Path | None = Field(
         default=None,
         description="JSON rules deriving each new event's visibility (see memory.visibility); "

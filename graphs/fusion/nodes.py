@@ -280,12 +280,13 @@ def _past(state: Verdict, outcome: str) -> list[PastEvent]:
 
 @contextmanager
 def _audited(runtime: Runtime[FusionContext], decided_by: str | None = None) -> Iterator[None]:
-    """Audit entries the store queues inside say who decided (a plan's); a served run, which
-    no MemFuse holds, names itself and delivers its entries at once."""
+    """A write: audit entries the store queues inside say who decided (a plan's); a served
+    run, which no MemFuse holds, writes under the writer lock, names itself and delivers its
+    entries at once."""
     resources = _resources(runtime)
     served = resources.served_audit_log() is not None
     details = {} if decided_by is None else {"decided_by": decided_by}
-    with audited_as("server:fusion" if served else None, **details):
+    with resources.writing(), audited_as("server:fusion" if served else None, **details):
         yield
     if served:
         resources.deliver_audit()

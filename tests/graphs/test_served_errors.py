@@ -9,8 +9,8 @@ the server runs without CAP_DAC_OVERRIDE where setpriv allows, so that a read-on
 read-only for it too (the two cases that need one skip where that cannot be had).
 
 Not reachable through the served graphs, so not here: NodeNotFoundError (the fusion agent's tools
-answer an unknown id with a note), DataDirBusyError (served runs take no writer lock),
-InvalidPlanError (a rejection, not an error), InputFormatError (files are the CLI's).
+answer an unknown id with a note), InvalidPlanError (a rejection, not an error), InputFormatError
+(files are the CLI's).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from memory.errors import (
     STORE_RECOVERY,
     ConfigurationError,
     DamagedFileError,
+    DataDirBusyError,
     DataDirError,
     EventConflictError,
     InvalidEventError,
@@ -45,6 +46,7 @@ from memory.errors import (
 from memory.models import parse_event
 from memory.search.config import RECIPES
 from memory.store import MemoryStore
+from memory.writer_lock import WriterLock
 from signatures.retry import LLMProviderError
 from tests.memfuse.test_cli_faults import DROP_ROOT_OVERRIDE
 from tests.support.fake_openai import Fail, FakeOpenAI, start_fake_openai
@@ -66,6 +68,7 @@ class Served:
     fake: FakeOpenAI
     refusing: FakeOpenAI
     prefix: list[str] = field(default_factory=list)
+    held: list[WriterLock] = field(default_factory=list)  # writer locks a case holds
 
     def client(self) -> Any:
         return self.server.client()
@@ -96,6 +99,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             "MEMFUSE_EMBEDDING_PROVIDER": "openai",
             "MEMFUSE_EMBEDDING_MODEL": "fake-embedder",
             "MEMFUSE_EMBEDDING_BASE_URL": fake.base_url,
+            "MEMFUSE_SERVED_WRITE_WAIT_SECONDS": "1",
         }
         with langgraph_dev(root / "server", dotenv, prefix=prefix) as server:
             yield Served(server, fake, refusing, prefix)
@@ -265,6 +269,18 @@ def write_to_read_only(served: Served, tmp: Path) -> Request:
     return Request("fusion", {"event": _event("w1")}, context, expected)
 
 
+def writer_busy(served: Served, tmp: Path) -> Request:
+    """A served write waits for the writer lock another writer holds (here this test, as a CLI
+    ingest would), then says who holds it; nothing is written meanwhile."""
+    data_dir = tmp / "busy"
+    _store_with_one_event(served, data_dir)
+    holder = WriterLock.for_store(data_dir, "default").acquire()  # released with the process
+    served.held.append(holder)
+    context = {**OFFLINE, "data_dir": str(data_dir)}
+    expected = DataDirBusyError(str(data_dir), f"pid {os.getpid()}", 1.0)
+    return Request("fusion", {"event": _event("b1")}, context, expected)
+
+
 class LMInvalidRequestError(Exception):
     """Stands for the error DSPy raises on a refused request: its name is in the message."""
 
@@ -297,6 +313,7 @@ CASES: list[Setup] = [
     damaged_store,
     admin_read_unrecorded,
     write_to_read_only,
+    writer_busy,
     refusing_llm,
 ]
 
@@ -312,8 +329,12 @@ def test_a_memfuse_error_reaches_the_client_with_its_message(
     out = served.client().runs.wait(
         None, request.graph, input=request.input, context=request.context, raise_error=False
     )
-    assert out == {"__error__": client_sees(request.expected)}
-    assert "\n" not in out["__error__"]["message"]
+    try:
+        assert out == {"__error__": client_sees(request.expected)}
+        assert "\n" not in out["__error__"]["message"]
+    finally:
+        while served.held:
+            served.held.pop().release()
 
 
 @pytest.mark.server
@@ -358,3 +379,25 @@ def test_other_errors_keep_the_servers_treatment() -> None:
     }
     wrapped = serde.default
     assert graphs.served.install() and serde.default is wrapped  # loaded twice, wrapped once
+
+
+@pytest.mark.server
+def test_a_served_write_waits_its_turn_and_writes_once_the_lock_is_free(
+    served: Served, tmp_path: Path
+) -> None:
+    """While another writer holds the lock, a served write adds nothing; once it is free, the
+    same request commits (the served fusion graph is a writer like any other)."""
+    data_dir = tmp_path / "turns"
+    _store_with_one_event(served, data_dir)
+    request = {"input": {"event": _event("b1")}, "context": {**OFFLINE, "data_dir": str(data_dir)}}
+    client = served.client()
+    with WriterLock.for_store(data_dir, "default"):
+        busy = client.runs.wait(None, "fusion", raise_error=False, **request)
+        assert busy["__error__"]["error"] == "DataDirBusyError"
+    store = MemoryStore.open(data_dir, embedding=served.embedding())
+    try:
+        assert not store.has_node("b1")
+    finally:
+        store.close()
+    done = client.runs.wait(None, "fusion", **request)
+    assert done["outcome"] == "committed"
