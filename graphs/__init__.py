@@ -1,4 +1,5 @@
-"""MemFuse: graphs layer — the LangGraph state machines `fusion`, `retrieval` and `answer`.
+"""MemFuse: graphs layer — the LangGraph state machines `fusion`, `retrieval`, `answer` and
+`synthesis` (the benchmark generator's, served for Studio).
 
 **One template.** Every graph is a package with `state.py` (input, output and state models),
 `context.py` (the run's knobs, a `graphs.context.RunContext`), `nodes.py` and `graph.py`

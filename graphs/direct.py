@@ -4,7 +4,7 @@ LangGraph's per-step machinery.
 Why: bulk ingest runs the fusion graph once per event, about seven steps each. Pregel's loop
 (channels, checkpoint bookkeeping, callbacks, turning every JSON-plain update back into the
 node's pydantic input) cost more than the nodes themselves: 10.3 s of 19.0 s for one
-generated household (1,236 events, nodes 7.9 s; `/work/exp/s15/time_fused.py`). A bulk run
+generated household (1,236 events, nodes 7.9 s, timed when this runner was written). A bulk run
 has no checkpointer, no stream, no interrupt and no thread to keep, so it needs none of it.
 
 `DirectRunner` walks the builder's spec — nodes, edges, conditional edges, channel reducers,

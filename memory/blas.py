@@ -4,8 +4,8 @@ Fusion and search multiply a query by a few hundred stored vectors at a time. On
 busy machine numpy's OpenBLAS pool spins its second thread against other work for products
 that small: a 1,300 × 384 product took 0.36 ms on two threads against 0.10 ms on one (with
 torch loaded, as it is here), fused ingest spent most of its dense-search time there, and a
-benchmark search's p50 went from 27.7 to 18.3 ms with one thread
-(`/work/exp/s15/search_blas.py`, a fused bench store). Big batched work (the embedding
+benchmark search's p50 went from 27.7 to 18.3 ms with one thread (a fused bench store;
+`memfuse bench-perf --mode fused` reports search p50/p95). Big batched work (the embedding
 model) runs on torch's own pool and keeps its threads.
 
 The limit is process-wide while a block runs (BLAS has no per-thread setting) and restored

@@ -14,7 +14,7 @@ askers would offer:
    four battery, firmware, sync, signal and log-number sentences per event, which recur across
    unrelated events and make them look alike; realistic writes one or two of them (all are
    still drawn, so every other random choice is unchanged). On seed 7's first household
-   (MiniLM, `/work/exp/s13/sem_edges.py`), events of other happenings within cosine 0.8 of an
+   (MiniLM), events of other happenings within cosine 0.8 of an
    event (the automatic semantic-edge threshold): legacy 26.1, none written 16.8, one or two
    written 15.8, so it is the pile-up that joins unrelated events, not a detail as such; and
    one or two keep a scenario near the paper's size (about 100k tokens, legacy 122k).

@@ -100,7 +100,7 @@ class GuardConfig(BaseModel):
 
 
 class SearchConfig(BaseModel):
-    """One declarative search recipe. Defaults are MemFuse's (the DESIGN.md table)."""
+    """One declarative search recipe. Defaults are MemFuse's (the paper's parameters)."""
 
     model_config = ConfigDict(frozen=True)
 
