@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.memfuse-installed
 TORCH_SOURCE := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--torch-backend cpu)
 # What the lock holds besides pyproject.toml's dependencies and its `test` extra: the CPU
 # torch build, and setuptools to build the editable install without fetching anything.
-LOCK_EXTRA := 'torch==2.13.0+cpu' 'setuptools>=68'
+LOCK_EXTRA := 'torch==2.13.0+cpu' 'setuptools>=77'
 # The platform the lock is resolved for, whoever runs `make lock`: Linux x86_64, CPython 3.11.
 LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
 LOCK_FLAGS ?=
@@ -29,12 +29,14 @@ export LANGSMITH_TRACING := false
 install: $(STAMP)
 
 # uv installs exactly the lock (sync also removes what the lock doesn't list), checking every
-# hash; then the project itself, editable, built with the locked setuptools; then checks that
-# the lock still satisfies pyproject.toml (a dependency added without `make lock` fails here).
+# hash, and compiles it to bytecode once (a `memfuse` call then never compiles typer and the rest
+# again, even where PYTHONDONTWRITEBYTECODE keeps Python from caching it); then the project
+# itself, editable, built with the locked setuptools; then checks that the lock still satisfies
+# pyproject.toml (a dependency added without `make lock` fails here).
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
-	$(UV) pip sync --python $(PY) --require-hashes $(TORCH_SOURCE) $(LOCK)
+	$(UV) pip sync --python $(PY) --require-hashes --compile-bytecode $(TORCH_SOURCE) $(LOCK)
 	$(UV) pip install --python $(PY) --no-deps --no-build-isolation -e .
 	@$(UV) pip check --python $(PY) || { echo "requirements.lock doesn't satisfy \
 	pyproject.toml: run 'make lock' and commit requirements.lock" >&2; exit 1; }
