@@ -22,11 +22,8 @@ SAMPLE = Path(__file__).resolve().parents[2] / "memfuse" / "samples" / "househol
 
 
 def _records() -> list[dict[str, object]]:
-    rows = [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
-    for row in rows:  # Tom's watch is his own
-        if row["device"] == "watch_tom":
-            row["owner"] = "Tom"
-    return rows
+    """The sample's events, each naming its device's owner (Tom's watch is his own)."""
+    return [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
 
 
 @pytest.fixture
@@ -124,10 +121,10 @@ def test_policy_file_in_the_data_dir_sets_visibility(tmp_path: Path) -> None:
             event = parse_event(row)
             if event.device.startswith("speaker_"):
                 assert vis[event.event_id] == "people:Anna,Tom"
-            elif event.device == "watch_tom":
-                assert vis[event.event_id] == "private:Tom"
+            elif event.owner in ("Anna", "Tom"):  # their watches and phones
+                assert vis[event.event_id] == f"private:{event.owner}"
             else:
-                assert vis[event.event_id] == "household"
+                assert event.owner == "shared" and vis[event.event_id] == "household"
 
 
 def test_rejected_and_empty_writes_leave_no_entry(memory: MemFuse) -> None:
