@@ -5,19 +5,23 @@ these commands are declared in pyproject.toml under the `memfuse.commands` entry
 group and `memfuse.cli` merges them in at startup: `memfuse bench …` works as if built in.
 Options and the error contract come from `memfuse.cli_common` (eval may import memfuse),
 so a failing `memfuse bench` reads exactly like a failing `memfuse ingest`. Heavy imports
-stay inside the commands: loading this plugin costs every `memfuse` call.
+stay inside the commands: loading this plugin costs every `memfuse` call (`--help` too), so
+this module imports typer and `memfuse.cli_common` only (tests/memfuse/test_cli_conventions.py
+checks that listing these commands loads no settings, data model, Rich or memory).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from memfuse.cli_common import DataDir, choice
+from memfuse.cli_common import STDIN, DataDir, choice, input_path, usage_error
 from memfuse.render import console
-from memfuse.settings import MemFuseSettings, load_settings
-from memory.errors import MemFuseError
+
+if TYPE_CHECKING:
+    from memfuse.settings import MemFuseSettings
 
 BENCH_SYSTEMS = ("naive_rag", "bm25", "hybrid", "memfuse")  # `bench` without --suite
 
@@ -63,6 +67,9 @@ def synth(
 ) -> None:
     """Generate a MemFuseBench file and print its statistics: procedurally (no LLM) by default,
     or through the synthesis graph (--llm, --checkpoint)."""
+    from eval.synth.realism import REALISMS
+
+    choice("--realism", realism, REALISMS, "realism")
     if llm or checkpoint is not None:
         import sys
 
@@ -138,20 +145,25 @@ def bench(
 
     With --suite: each source into <out>/<source>/, then <out>/suite.md and suite.json.
     """
+    from eval.systems import SYSTEMS
+    from memfuse.settings import load_settings
     from memory.formats.models import FORMATS
 
     if fmt is not None:
         choice("--format", fmt, FORMATS, "format")
     names = [s.strip() for s in (systems or "").split(",") if s.strip()]
-    settings = load_settings(data_dir=data_dir)
+    for name in names:
+        choice("--systems", name, tuple(SYSTEMS), "system")
     if suite:
+        seed_list = _seeds(seeds)
         _bench_suite(
-            names, seeds, locomo, dataset, dev_file, person_blind, scenarios, k, limit, out,
-            data_dir, bench_dir, settings,
+            names, seed_list, locomo, dataset, dev_file, person_blind, scenarios, k, limit, out,
+            data_dir, bench_dir, load_settings(data_dir=data_dir),
         )  # fmt: skip
         return
     if dataset is None:
-        raise MemFuseError("--dataset is required (or run several sources with --suite)")
+        raise usage_error("--dataset is required (or run several sources with --suite)")
+    settings = load_settings(data_dir=data_dir)
     from eval.bench import run_bench
     from eval.report import render_console_table
 
@@ -177,11 +189,13 @@ def _seeds(text: str) -> list[int]:
     try:
         return [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise MemFuseError(f"--seeds: expected comma-separated integers, got {text!r}") from None
+        raise typer.BadParameter(
+            f"expected comma-separated integers, got {text!r}", param_hint="'--seeds'"
+        ) from None
 
 
 def _bench_suite(
-    names: list[str], seeds: str, locomo: list[Path], dataset: Path | None,
+    names: list[str], seeds: list[int], locomo: list[Path], dataset: Path | None,
     dev_files: list[Path], person_blind: bool, scenarios: int, k: int, limit: int | None,
     out: Path, data_dir: Path | None, bench_dir: Path, settings: MemFuseSettings,
 ) -> None:  # fmt: skip
@@ -190,7 +204,7 @@ def _bench_suite(
     from eval.suite import DEFAULT_SYSTEMS, DEV_FILES, SuiteRequest, run_suite
 
     request = SuiteRequest(
-        systems=names or DEFAULT_SYSTEMS, seeds=_seeds(seeds), locomo=locomo,
+        systems=names or DEFAULT_SYSTEMS, seeds=seeds, locomo=locomo,
         datasets=[dataset] if dataset is not None else [],
         dev_files=dev_files or DEV_FILES, person_blind=person_blind, scenarios=scenarios,
         k=k, limit=limit, out_dir=out, data_dir=data_dir or (out / "stores"), bench_dir=bench_dir,
@@ -262,10 +276,14 @@ def optimize(
     data_dir: Path | None = DataDir,
 ) -> None:
     """Tune a decision on the benchmark (train/dev split by scenario); save it with a manifest."""
-    from eval.optimize import DSPyOptions, OptimizeRequest
+    from eval.optimize import OPTIMIZERS, DSPyOptions, OptimizeRequest
     from eval.optimize import optimize as run
     from eval.optimize.report import score_table
+    from memfuse.settings import load_settings
+    from signatures.programs import PROGRAM_TARGETS
 
+    choice("--target", target, PROGRAM_TARGETS, "target")
+    choice("--optimizer", optimizer, OPTIMIZERS, "optimizer")
     choice("--auto", auto, ("light", "medium", "heavy"), "budget")
     request = OptimizeRequest(
         target=target,
@@ -316,7 +334,7 @@ def show_question(
 
 @app.command("check-dataset")
 def check_dataset(
-    file: Path = typer.Argument(..., help="A MemFuseBench JSON file."),
+    file: Path = typer.Argument(..., help="A MemFuseBench JSON file ('-' for standard input)."),
     fmt: str | None = typer.Option(
         None, "--format", help="memfusebench | locomo (default: detect; LoCoMo is not checked)."
     ),
@@ -324,6 +342,7 @@ def check_dataset(
 ) -> None:
     """Run every deterministic check of the synthesis pipeline on a benchmark file; exit 1 if
     any issue is found (the independent checker a synthesized file must pass)."""
+    import dataclasses
     import sys
 
     from eval.check import check_dataset as run_checks
@@ -332,7 +351,10 @@ def check_dataset(
 
     if fmt is not None:
         choice("--format", fmt, FORMATS, "format")
-    report = run_checks(file, fmt)
+    with input_path(file) as (path, name):
+        report = run_checks(path, fmt)
+    if str(file) == STDIN:
+        report = dataclasses.replace(report, path=Path(name))
     if as_json:
         sys.stdout.write(report.to_json() + "\n")
     else:

@@ -26,13 +26,14 @@ from memfuse.cli_common import (
     Namespace,
     User,
     choice,
+    input_path,
     open_memory,
     parse_time,
     run,
     state,
+    usage_error,
 )
 from memfuse.render import console, context_table, print_json, safe, safe_block, stats_table
-from memory.errors import MemFuseError
 
 PLUGIN_GROUP = "memfuse.commands"
 
@@ -41,13 +42,39 @@ app = typer.Typer(
     no_args_is_help=True,
     help="MemFuse: multi-source long-term memory with provenance.",
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: Rich is not imported to print it
 )
+
+
+def version() -> str:
+    """The installed memfuse's version (its package metadata)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("memfuse")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        print(f"memfuse {version()}")
+        raise typer.Exit()
 
 
 @app.callback()
 def _global_options(
     debug: bool = typer.Option(
         False, "--debug", help=f"On an error, print the full traceback (or set {DEBUG_ENV}=1)."
+    ),
+    _version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        expose_value=False,
+        callback=_print_version,
+        help="Print `memfuse <version>` and exit.",
     ),
 ) -> None:
     """MemFuse: multi-source long-term memory with provenance."""
@@ -57,7 +84,9 @@ def _global_options(
 @app.command()
 def ingest(
     file: Path = typer.Argument(
-        ..., help="JSONL of events, a MemFuseBench JSON, a LoCoMo JSON or a `memfuse export`."
+        ...,
+        help="JSONL of events, a MemFuseBench JSON, a LoCoMo JSON or a `memfuse export` "
+        "('-' for standard input).",
     ),
     fmt: str = typer.Option(
         "auto", "--format", help="auto | jsonl | memfusebench | locomo | export"
@@ -75,17 +104,26 @@ def ingest(
     namespace: str | None = Namespace,
 ) -> None:
     """Validate and store events (all or nothing), fusing each one into the graph."""
+    choice("--format", fmt, ("auto", "jsonl", "memfusebench", "locomo", "export"), "format")
+    choice("--mode", mode, ("fused", "plain"), "mode")
+    with input_path(file) as (path, name):
+        _ingest(path, name, fmt, mode, scenario, user, data_dir, namespace)
+
+
+def _ingest(
+    file: Path, name: str, fmt: str, mode: str, scenario: str | None, user: str | None,
+    data_dir: Path | None, namespace: str | None,
+) -> None:  # fmt: skip
+    """`ingest` once its input is a file (`name`: how to call it, '<stdin>' for '-')."""
     from memfuse.inputs import read_events
     from memory.formats.export import is_export
 
-    choice("--format", fmt, ("auto", "jsonl", "memfusebench", "locomo", "export"), "format")
-    choice("--mode", mode, ("fused", "plain"), "mode")
     out = console()
     if fmt == "export" or (fmt == "auto" and file.is_file() and is_export(file)):
         with open_memory(data_dir, namespace, writer=True) as memory:
             counts = memory.import_export(file, user=user)
             out.print(
-                f"imported {file}: {counts['events_added']} new events "
+                f"imported {safe(name)}: {counts['events_added']} new events "
                 f"({counts['events_unchanged']} already stored), {counts['fused']} packs, "
                 f"{counts['edges_added']} new edges"
             )
@@ -95,7 +133,7 @@ def ingest(
     with open_memory(data_dir, namespace, writer=True) as memory:
         summary = memory.ingest(events, mode=mode, progress=True, user=user)  # type: ignore[arg-type]
         out.print(
-            f"ingested {summary.received} events from {file} in {summary.seconds:.1f}s "
+            f"ingested {summary.received} events from {safe(name)} in {summary.seconds:.1f}s "
             f"({summary.added} new, {summary.unchanged} already stored; mode {summary.mode})"
         )
         if summary.mode == "fused":
@@ -118,7 +156,7 @@ def fuse(
 ) -> None:
     """Fuse what an interrupted ingest left stored but unfused (`memfuse stats` counts it)."""
     if not pending:
-        raise MemFuseError("nothing to do: say what to fuse (--pending)")
+        raise usage_error("nothing to do: say what to fuse (--pending)")
     out = console()
     with open_memory(data_dir, namespace, writer=True) as memory:
         summary = memory.fuse_pending(progress=True)
@@ -151,10 +189,9 @@ def search(
     from memfuse.api import SEARCH_SYSTEMS, decision_lines
 
     choice("--system", system, SEARCH_SYSTEMS, "system")
+    when = parse_time(time)
     with open_memory(data_dir, namespace, must_exist=True) as memory:
-        result = memory.search_traced(
-            query, system=system, time=parse_time(time), user=user, admin=admin, k=k
-        )
+        result = memory.search_traced(query, system=system, time=when, user=user, admin=admin, k=k)
     if as_json:
         for entry in result.context:
             print_json(entry.model_dump_json())
@@ -195,8 +232,9 @@ def ask(
     """
     from memfuse.api import decision_lines
 
+    when = parse_time(time)
     with open_memory(data_dir, namespace, must_exist=True) as memory:
-        result = memory.ask(question, user=user, admin=admin, time=parse_time(time), k=k)
+        result = memory.ask(question, user=user, admin=admin, time=when, k=k)
     if as_json:
         print_json(result.model_dump_json())
     else:

@@ -4,6 +4,9 @@ They are what users of other memory systems expect (Mem0's get_all/get/history/d
 Cognee's forget) plus what a household needs (who may see what, a verifiable record of
 every change). Each is a thin shell over `memfuse.governance` on `MemFuse`; `memfuse.cli`
 merges them into the one `memfuse` app.
+
+Like `memfuse.cli`, this module is imported by every `memfuse` call (`--help` too), so what the
+commands need beyond typer (Rich tables, the data model, the memory) they import when they run.
 """
 
 from __future__ import annotations
@@ -11,16 +14,28 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
-from memfuse.cli_common import Admin, DataDir, Namespace, User, open_memory, parse_time
+from memfuse.cli_common import (
+    STDIN,
+    Admin,
+    DataDir,
+    Namespace,
+    User,
+    open_memory,
+    parse_time,
+    usage_error,
+)
 from memfuse.render import console, print_json, safe
-from memory.audit import AuditEntry
 from memory.errors import MemFuseError
-from memory.models import format_timestamp
-from memory.selection import EventFilter
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from memory.audit import AuditEntry
+    from memory.selection import EventFilter
 
 governance = typer.Typer(add_completion=False)
 
@@ -51,12 +66,13 @@ def _selector(
     until: str | None,
     visibility: str | None = None,
 ) -> EventFilter:
+    from memory.selection import EventFilter
     from memory.visibility import canonical
 
     try:
         wanted = canonical(visibility) if visibility else None
     except ValueError as exc:
-        raise MemFuseError(f"--visibility: {exc}") from None
+        raise typer.BadParameter(str(exc), param_hint="'--visibility'") from None
     return EventFilter(
         event_ids=list(ids or []),
         device=device,
@@ -84,6 +100,10 @@ def events(
     namespace: str | None = Namespace,
 ) -> None:
     """List the events you may see, oldest first, with who may see each and its packs."""
+    from rich.table import Table
+
+    from memory.models import format_timestamp
+
     selector = _selector(None, device, person, since, until, visibility)
     with open_memory(data_dir, namespace, must_exist=True) as memory:
         records = memory.events(selector, user=user, admin=admin, limit=limit)
@@ -117,6 +137,8 @@ def show(
     namespace: str | None = Namespace,
 ) -> None:
     """An event with its packs, edges and provenance, or a pack with its members."""
+    from memory.models import format_timestamp
+
     with open_memory(data_dir, namespace, must_exist=True) as memory:
         view = memory.show(node_id, user=user, admin=admin)
     if as_json:
@@ -151,6 +173,8 @@ def show(
 
 
 def _audit_table(entries: list[AuditEntry], title: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title)
     for column in ("seq", "time (UTC)", "actor", "op", "counts", "details", "ids"):
         table.add_column(column, overflow="fold")
@@ -214,6 +238,7 @@ def audit(
     """The audit log: every ingest, fusion plan, visibility change, forget, export and admin
     read, with time, actor, counts and ids (never event text). Listing it takes --admin (it
     names every person's ids; audited); --verify is open to anyone (it prints counts)."""
+    after, before = parse_time(since, "--since"), parse_time(until, "--until")
     with open_memory(data_dir, namespace, must_exist=True) as memory:
         if verify:
             report = memory.verify_audit()
@@ -231,8 +256,8 @@ def audit(
             admin=admin,
             op=op,
             actor=actor,
-            since=parse_time(since, "--since"),
-            until=parse_time(until, "--until"),
+            since=after,
+            until=before,
         )
     _print_entries(entries, f"audit log: {len(entries)} entries", as_json)
 
@@ -250,6 +275,12 @@ def visibility(
 ) -> None:
     """Change who may see some events (recorded in the audit log): a user only events they
     may see, an admin any."""
+    from memory.visibility import canonical
+
+    try:
+        canonical(to)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--set'") from None
     with open_memory(data_dir, namespace, writer=True, must_exist=True) as memory:
         changed = memory.set_visibility(event_ids, to, user=user, admin=admin)
     console().print(f"visibility of {len(changed)} event(s) set to {safe(to)}")
@@ -272,7 +303,10 @@ def forget(
     members are re-fused from what remains. Needs at least one selector; a user forgets
     only among the events they may see, an admin anything."""
     selector = _selector(event_ids, device, person, since, until)
-    selector.require_selector("forget")
+    try:
+        selector.require_selector("forget")
+    except MemFuseError as exc:  # no selector, or --since after --until: a usage error
+        raise usage_error(str(exc)) from None
     with open_memory(data_dir, namespace, writer=not dry_run, must_exist=True) as memory:
         report = memory.forget(selector, dry_run=dry_run, user=user, admin=admin)
     verb = "would forget" if report.dry_run else "forgot"
@@ -306,7 +340,7 @@ def export(
     reads back into an equivalent store."""
     selector = _selector(None, device, person, since, until)
     with open_memory(data_dir, namespace, must_exist=True) as memory:
-        if str(out) == "-":
+        if str(out) == STDIN:
             memory.export(sys.stdout, selector, user=user, admin=admin)
             return
         counts = memory.export(out, selector, user=user, admin=admin)

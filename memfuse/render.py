@@ -1,22 +1,29 @@
-"""Console rendering shared by the CLI commands: contexts with provenance, stats, JSON lines."""
+"""Console rendering shared by the CLI commands: contexts with provenance, stats, JSON lines.
+
+Every `memfuse` call imports this module (`--help` too), so Rich and the data model are
+imported by the functions that use them, not here.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-from memory.models import NodeKind, format_timestamp
-from memory.records import ContextEntry
-from memory.store_api import StoreStats
 from memory.text import escape_invisible_json, single_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from memory.records import ContextEntry
+    from memory.store_api import StoreStats
 
 
 def safe(text: str) -> str:
     """Event text as Rich shows it literally: one line, no control or bidi characters, markup
     escaped (a description holding "[/i]" must print as "[/i]", not crash the table)."""
+    from rich.markup import escape
+
     return escape(single_line(text))
 
 
@@ -36,6 +43,10 @@ def safe_block(text: str) -> str:
 def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None = None) -> Table:
     """One row per context entry: when, which device, where, which id, and the path that
     brought it."""
+    from rich.table import Table
+
+    from memory.models import NodeKind, format_timestamp
+
     table = Table(title=title, show_lines=False, expand=True)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("time", no_wrap=True)
@@ -67,6 +78,10 @@ def context_table(entries: list[ContextEntry], title: str, gold: set[str] | None
 
 
 def stats_table(stats: StoreStats, where: str, namespace: str | None = None) -> Table:
+    from rich.table import Table
+
+    from memory.models import format_timestamp
+
     table = Table(title=f"MemFuse store — {where}", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
@@ -92,5 +107,7 @@ def stats_table(stats: StoreStats, where: str, namespace: str | None = None) -> 
 def console() -> Console:
     """Rich console; when output is not a terminal (logs, `make demo`), tables get 160 columns
     instead of 80 so that provenance columns stay readable."""
+    from rich.console import Console
+
     probe = Console()
     return Console(highlight=False, width=None if probe.is_terminal else max(probe.width, 160))

@@ -106,7 +106,7 @@ def _run_main(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
 def test_plugin_commands_keep_the_error_contract(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _run_main(monkeypatch, "bench", "--systems", "bm25") == 1
+    assert _run_main(monkeypatch, "bench", "--systems", "bm25") == 2  # a usage error
     assert capsys.readouterr().err == (
         "memfuse: error: --dataset is required (or run several sources with --suite)\n"
     )

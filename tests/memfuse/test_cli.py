@@ -223,7 +223,7 @@ def test_fuse_pending_drains_what_an_interrupted_ingest_left(tmp_path: Path) -> 
     assert "fused 3 queued events" in out
     assert re.search(r"events waiting for fusion\s+│\s+0 │", out)
     nothing = memfuse("fuse", data_dir=tmp_path, check=False)
-    assert nothing.returncode == 1 and "--pending" in nothing.stderr
+    assert nothing.returncode == 2 and "--pending" in nothing.stderr  # a usage error
 
 
 def test_a_second_writer_gets_one_line_and_writes_nothing(tmp_path: Path) -> None:

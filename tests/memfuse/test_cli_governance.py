@@ -60,7 +60,7 @@ def test_visibility_forget_history_and_audit(household: Path, tmp_path: Path) ->
     assert "h_001" in _ids(_events(household, "--user", "Anna"))
 
     nothing = memfuse("forget", data_dir=household, check=False)
-    assert nothing.returncode == 1 and "needs a selector" in nothing.stderr
+    assert nothing.returncode == 2 and "needs a selector" in nothing.stderr  # a usage error
     dry = memfuse(
         "forget", "--device", "watch_tom", "--dry-run", "--user", "Tom", data_dir=household
     ).stdout
