@@ -332,7 +332,7 @@ def test_a_read_only_data_dir_reads_postgres_and_refuses_writes(
     writer = open_store(tmp_path / "rw")
     writer.add_events(household)
     writer.close()
-    monkeypatch.setattr("memory.store.prepare_data_dir", lambda _: False)
+    monkeypatch.setattr("memory.store.opening.prepare_data_dir", lambda _: False)
     reader = open_store(tmp_path / "ro")
     assert reader.read_only and reader.stats().events == len(household)
     assert reader.lexical_search("cycling", 1)[0][0] == "e06"

@@ -1,0 +1,106 @@
+"""What the search engine reads: query embeddings, stored vectors, dense and lexical search,
+term rarity, time windows and neighbouring events, and what the store knows (people,
+devices, counts).
+
+Its own part because these only pass the indexes through: they read, never write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+
+from memory.errors import NodeNotFoundError
+from memory.models import NodeKind
+from memory.store.events import EventLog
+from memory.store.packs import FusedPacks
+from memory.store.plans import PlanLog
+from memory.store_api import StoreStats
+
+
+class SearchIndexes(EventLog, FusedPacks, PlanLog):
+    """Reads the indexes for search, and the store's counts."""
+
+    # --- indexes ----------------------------------------------------------------------
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vector: np.ndarray = self._embed([text], False)[0]
+        return vector
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(list(texts), False)
+
+    def vector(self, node_id: str) -> np.ndarray:
+        """The node's unit vector (a copy: the index's own row is never handed out)."""
+        vector = self._vectors.get(node_id)
+        if vector is None:
+            raise NodeNotFoundError(node_id)
+        return vector.copy()
+
+    def vectors(self, node_ids: Sequence[str]) -> np.ndarray:
+        """Stacked unit vectors of node_ids, one row each, in order."""
+        return np.stack([self.vector(i) for i in node_ids]) if node_ids else np.zeros((0, 0))
+
+    def dense_search(
+        self,
+        query_vector: np.ndarray,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Nearest nodes by cosine, best first. `between` keeps events inside the window and
+        fused nodes whose [start, end] overlaps it."""
+        return self._vectors.search(query_vector, n, kind, between)
+
+    def lexical_search(
+        self, query: str, n: int, kind: NodeKind | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25L over the same texts; only positive scores, best first."""
+        return self._lexical.search(query, n, kind)
+
+    def term_rarity(self, text: str) -> dict[str, float]:
+        """The lexical index's idf of each token of `text` (higher: rarer in this memory)."""
+        return self._lexical.rarity(text)
+
+    def events_between(self, start: datetime, end: datetime) -> list[str]:
+        """Event ids with start <= timestamp <= end, in time order."""
+        return self._temporal.between(start, end)
+
+    def count_events_between(self, start: datetime, end: datetime) -> int:
+        """How many events lie in [start, end] (the temporal index, without building a list)."""
+        return self._temporal.count_between(start, end)
+
+    def adjacent_events(
+        self, event_id: str, radius: int, by: Literal["device", "person"]
+    ) -> list[str]:
+        """Up to `radius` events before and after, on the same device (or sharing a person)."""
+        return self._temporal.adjacent(self.get_event(event_id), radius, by)
+
+    # --- what the store knows ---------------------------------------------------------
+
+    def known_people(self) -> set[str]:
+        return set(self._people)
+
+    def known_devices(self) -> set[str]:
+        return set(self._devices)
+
+    def stats(self) -> StoreStats:
+        with self._db.lock:
+            sizes = [len(node.members) for node in self._fused.values()]
+            return StoreStats(
+                events=len(self._events),
+                fused_nodes=len(self._fused),
+                mean_members=sum(sizes) / len(sizes) if sizes else 0.0,
+                edges=self.edge_counts(),
+                devices=len(self._devices),
+                people=len(self._people),
+                first_event=self._temporal.first(),
+                last_event=self._temporal.last(),
+                pending_plans=self.plan_counts()["pending"],
+                pending_fusion=self._db.execute("SELECT COUNT(*) FROM pending_fusion").fetchone()[
+                    0
+                ],
+            )
