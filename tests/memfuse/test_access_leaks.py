@@ -154,7 +154,7 @@ def test_public_api_searches_are_filtered_for_every_system(
     for person in household.people:
         for question in household.scenario.questions[:10]:
             for system in ("memfuse", "hybrid", "naive_rag", "bm25"):
-                result = memory.search_traced(
+                result = memory.search(
                     question.question, system=system, user=person, time=question.question_time
                 )
                 leaks += _entry_leaks(household, person, result.context)
