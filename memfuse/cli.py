@@ -186,10 +186,10 @@ def search(
     namespace: str | None = Namespace,
 ) -> None:
     """Print the retrieved context with provenance (time, device, location, id, path)."""
+    when = parse_time(time)  # usage errors first, before the memory's API is loaded
     from memfuse.api import SEARCH_SYSTEMS, decision_lines
 
     choice("--system", system, SEARCH_SYSTEMS, "system")
-    when = parse_time(time)
     with open_memory(data_dir, namespace, must_exist=True) as memory:
         result = memory.search_traced(query, system=system, time=when, user=user, admin=admin, k=k)
     if as_json:
@@ -230,9 +230,9 @@ def ask(
     If the configured reader fails (endpoint down past MEMFUSE_LLM_RETRY_SECONDS, an empty
     reply), the evidence is still printed with a one-line reason and the exit code is 1.
     """
+    when = parse_time(time)  # a usage error first, before the memory's API is loaded
     from memfuse.api import decision_lines
 
-    when = parse_time(time)
     with open_memory(data_dir, namespace, must_exist=True) as memory:
         result = memory.ask(question, user=user, admin=admin, time=when, k=k)
     if as_json:
