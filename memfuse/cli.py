@@ -191,7 +191,7 @@ def search(
 
     choice("--system", system, SEARCH_SYSTEMS, "system")
     with open_memory(data_dir, namespace, must_exist=True) as memory:
-        result = memory.search_traced(query, system=system, time=when, user=user, admin=admin, k=k)
+        result = memory.search(query, system=system, time=when, user=user, admin=admin, k=k)
     if as_json:
         for entry in result.context:
             print_json(entry.model_dump_json())
