@@ -325,6 +325,23 @@ def forget(
 
 
 @governance.command()
+def reset(
+    yes: bool = typer.Option(False, "--yes", help="Confirm: every memory of the namespace goes."),
+    user: str | None = Writer,
+    admin: bool = AdminWrite,
+    data_dir: Path | None = DataDir,
+    namespace: str | None = Namespace,
+) -> None:
+    """Forget everything in the namespace (every event, pack, edge and trace), as one audited
+    forget. Admin only, and only with --yes: nothing asks twice in a script."""
+    if not yes:
+        raise usage_error("reset forgets every memory of the namespace: confirm with --yes")
+    with open_memory(data_dir, namespace, writer=True, must_exist=True) as memory:
+        report = memory.reset(user=user, admin=admin)
+    console().print(f"forgot {len(report.event_ids)} event(s) ({report.seconds:.2f}s)")
+
+
+@governance.command()
 def export(
     out: Path = typer.Argument(..., help="The JSONL file to write ('-' for standard output)."),
     device: str | None = Device,

@@ -96,3 +96,21 @@ def test_visibility_forget_history_and_audit(household: Path, tmp_path: Path) ->
     log.with_name(log.name + ".head").unlink()
     deleted = memfuse("audit", "--verify", data_dir=household, check=False)
     assert deleted.returncode == 1 and "the log was deleted or cut" in deleted.stderr
+
+
+def test_reset_needs_admin_and_yes_then_forgets_the_namespace_on_record(tmp_path: Path) -> None:
+    memfuse("ingest", str(SAMPLE), "--mode", "plain", data_dir=tmp_path)
+    unconfirmed = memfuse("reset", "--admin", data_dir=tmp_path, check=False)
+    assert unconfirmed.returncode == 2 and "--yes" in unconfirmed.stderr
+    as_user = memfuse("reset", "--yes", "--user", "Anna", data_dir=tmp_path, check=False)
+    assert as_user.returncode == 1 and "needs --admin" in as_user.stderr
+    assert len(_events(tmp_path, "--admin")) == 30
+    done = memfuse("reset", "--yes", "--admin", "--user", "Anna", data_dir=tmp_path)
+    assert "forgot 30 event(s)" in done.stdout
+    assert _events(tmp_path, "--admin") == []
+    log = memfuse("audit", "--json", "--admin", "--user", "Anna", data_dir=tmp_path).stdout
+    entries = [json.loads(line) for line in log.splitlines() if line.strip()]
+    forgets = [e for e in entries if e["op"] == "forget"]
+    assert len(forgets) == 1 and forgets[0]["details"]["via"] == "reset"
+    assert forgets[0]["counts"]["events"] == 30
+    assert "chain intact" in memfuse("audit", "--verify", data_dir=tmp_path).stdout
