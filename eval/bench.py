@@ -214,15 +214,12 @@ class StoreCache:
         return PreparedStore(store, seconds, True, mode, cache)
 
     def _open(self, folder: Path, namespace: str) -> Any:
-        from memory.store import MemoryStore
+        """A build's store, in its folder's SQLite file whatever the database URL says (a
+        stale build is discarded by removing its folder), on the settings' Chroma."""
+        from memory.opener import open_store
 
-        return MemoryStore.open(
-            folder,
-            namespace=namespace,
-            embedder=self.embedder,
-            chroma_host=self.settings.chroma_host,
-            chroma_port=self.settings.chroma_port,
-        )
+        local = self.settings.model_copy(update={"database_url": None})
+        return open_store(local, data_dir=folder, namespace=namespace, embedder=self.embedder)
 
 
 # --- one question ---------------------------------------------------------------------
@@ -373,8 +370,8 @@ def run_bench(
     dataset = load_dataset(dataset_path, format)
     chosen = resolve_systems(systems)
     if embedder is None and any(INGESTORS[s.ingest_mode].needs_store for s in chosen):
-        from memfuse.api import embedding_config
         from memory.embeddings import make_embedder
+        from memory.opener import embedding_config
 
         stores_dir.mkdir(parents=True, exist_ok=True)
         embedder = make_embedder(embedding_config(settings, stores_dir))

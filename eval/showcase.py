@@ -15,13 +15,13 @@ from rich.console import Console
 from eval.bench import StoreCache
 from eval.metrics import evidence_recall
 from eval.systems import INGESTORS, resolve_systems
-from memfuse.api import embedding_config
 from memfuse.render import context_table
 from memfuse.settings import load_settings
 from memory.embeddings import make_embedder
 from memory.errors import MemFuseError
 from memory.formats.loader import load_dataset
 from memory.models import format_timestamp
+from memory.opener import embedding_config
 
 
 def show_question(

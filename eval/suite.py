@@ -255,8 +255,8 @@ def _shared_embedder(systems: Sequence[str], settings: MemFuseSettings, stores: 
 
     if not any(INGESTORS[s.ingest_mode].needs_store for s in resolve_systems(systems)):
         return None
-    from memfuse.api import embedding_config
     from memory.embeddings import make_embedder
+    from memory.opener import embedding_config
 
     stores.mkdir(parents=True, exist_ok=True)
     return make_embedder(embedding_config(settings, stores))

@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 from graphs.context import Injected, RunContext
 from memory.audit import AuditLog
-from memory.embeddings import EmbeddingConfig
+from memory.backends import backend_for
 from memory.errors import ConfigurationError, PermissionDeniedError
+from memory.opener import open_store, store_exists
 from memory.settings import MemFuseSettings, load_settings
 from memory.store_api import MemoryStoreAPI
-from memory.writer_lock import WriterLock
 
 if TYPE_CHECKING:  # DSPy and the programs load when a decision needs them, not with a store
     import dspy
@@ -54,17 +54,6 @@ _LMS: dict[tuple[Any, ...], Any] = {}
 def process_settings() -> MemFuseSettings:
     """The `MEMFUSE_*` settings of this process, read once."""
     return load_settings()
-
-
-def embedding_config(settings: MemFuseSettings, data_dir: Path) -> EmbeddingConfig:
-    """The embedding the settings name, with its on-disk cache next to the stores."""
-    return EmbeddingConfig(
-        provider=settings.embedding_provider,  # type: ignore[arg-type]
-        model=settings.embedding_model,
-        base_url=settings.embedding_base_url,
-        api_key=settings.embedding_key(),
-        cache_path=Path(data_dir) / "embeddings.sqlite",
-    )
 
 
 # --- stores ----------------------------------------------------------------------------------
@@ -85,20 +74,16 @@ def _key(data_dir: Path | str, namespace: str) -> tuple[str, str]:
     return str(Path(data_dir).expanduser().resolve()), namespace
 
 
-def _open(data_dir: Path | str, namespace: str, settings: MemFuseSettings) -> _Held:
+def _open(
+    data_dir: Path | str,
+    namespace: str,
+    settings: MemFuseSettings,
+    read_only: bool | None = None,
+) -> _Held:
     key = _key(data_dir, namespace)
     held = _STORES.get(key)
     if held is None:
-        from memory.store import MemoryStore  # pulls in Chroma: load only when needed
-
-        store = MemoryStore.open(
-            Path(data_dir).expanduser(),
-            namespace=namespace,
-            embedding=embedding_config(settings, Path(data_dir).expanduser()),
-            chroma_host=settings.chroma_host,
-            chroma_port=settings.chroma_port,
-            database_url=settings.database_url,
-        )
+        store = open_store(settings, data_dir=data_dir, namespace=namespace, read_only=read_only)
         held = _STORES[key] = _Held(store)
     return held
 
@@ -112,11 +97,16 @@ def shared_store(data_dir: Path | str, namespace: str, settings: MemFuseSettings
 
 
 def acquire_store(
-    data_dir: Path | str, namespace: str, settings: MemFuseSettings
+    data_dir: Path | str,
+    namespace: str,
+    settings: MemFuseSettings,
+    *,
+    read_only: bool | None = None,
 ) -> tuple[MemoryStoreAPI, Callable[[], None]]:
-    """The shared store and its release: the last release closes it unless a graph uses it."""
+    """The shared store and its release: the last release closes it unless a graph uses it.
+    `read_only`: what the caller's `prepare_data_dir` found (see `open_store`)."""
     with _LOCK:
-        held = _open(data_dir, namespace, settings)
+        held = _open(data_dir, namespace, settings, read_only)
         held.holders += 1
     key = _key(data_dir, namespace)
     released = threading.Event()
@@ -187,11 +177,12 @@ class Resources:
         store = self.store
         if store is None or self.injected.store is not None:
             return None
-        return AuditLog.for_store(
-            Path(getattr(store, "data_dir", self.settings.data_dir)),
+        backend = backend_for(
+            self.settings, Path(getattr(store, "data_dir", self.settings.data_dir))
+        )
+        return backend.audit_log(
             str(getattr(store, "namespace", self.settings.namespace)),
             read_only=bool(getattr(store, "read_only", False)),
-            database_url=self.settings.database_url,
         )
 
     @contextmanager
@@ -204,11 +195,12 @@ class Resources:
         if store is None or self.injected.store is not None or getattr(store, "read_only", False):
             yield  # a read-only store refuses the write itself, with the reason
             return
-        lock = WriterLock.for_store(
-            Path(getattr(store, "data_dir", self.settings.data_dir)),
+        backend = backend_for(
+            self.settings, Path(getattr(store, "data_dir", self.settings.data_dir))
+        )
+        lock = backend.writer_lock(
             str(getattr(store, "namespace", self.settings.namespace)),
             self.settings.served_write_wait_seconds,
-            self.settings.database_url,
         )
         with lock:
             self.refresh()  # what the previous holder wrote, before this write reads or adds
@@ -331,8 +323,9 @@ def _store(
     if not data_dir.is_dir():
         advice = "ingest first, or set MEMFUSE_DATA_DIR in .env or data_dir in the run context"
         return None, (f"{where} does not exist: nothing to search ({advice})",)
-    if not (data_dir / f"{namespace}.sqlite").is_file():
-        return None, (f"{where} holds no store {namespace!r}: nothing to search",)
+    if not store_exists(settings, data_dir=data_dir, namespace=namespace):
+        place = backend_for(settings, data_dir).location(where)
+        return None, (f"{place} holds no store {namespace!r}: nothing to search",)
     return shared_store(data_dir, namespace, settings), ()
 
 

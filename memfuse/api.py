@@ -2,8 +2,8 @@
 
 It wires settings to the store, the fusion graph (write path) and the retrieval
 controller / recipes (read path), so that the CLI, notebooks and services share
-one way of doing each thing. The store comes from `graphs.resources`, the one place stores
-are opened: a memory and the graphs of one process share it.
+one way of doing each thing. The store comes from `graphs.resources`, which opens it through
+`memory.opener.open_store`: a memory and the graphs of one process share it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple, Self
 
-from graphs.resources import acquire_store, embedding_config
+from graphs.resources import acquire_store
 from memfuse.agent_api import AgentAPI
 from memfuse.results import (
     AskResult,
@@ -26,63 +26,26 @@ from memfuse.results import (
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.audit import AuditLog
 from memory.audit_outbox import audited_as
-from memory.errors import DataDirError, InvalidQueryError, MemFuseError
+from memory.backends import backend_for
+from memory.backends.base import WriterLock
+from memory.errors import InvalidQueryError, MemFuseError
 from memory.models import Event, as_events, utc_now
+from memory.opener import require_store as _require_store
 from memory.search.config import RECIPES
 from memory.store_api import MemoryStoreAPI, StoreStats
-from memory.writer_lock import WriterLock
 
-__all__ = [
-    "AskResult",
-    "IngestSummary",
-    "MemFuse",
-    "SearchResult",
-    "decision_lines",
-    "embedding_config",
-]  # embedding_config: re-exported for the eval harness
+__all__ = ["AskResult", "IngestSummary", "MemFuse", "SearchResult", "decision_lines"]
 
 #: Systems `search` can run: the full controller, or one of the single-call recipes.
 SEARCH_SYSTEMS = ("memfuse", "naive_rag", "bm25", "hybrid")
 
 
 def require_store(root: Path, namespace: str, database_url: str | None = None) -> None:
-    """A read needs a memory to read: a missing data dir or store is a one-line error, never
-    an empty result that looks like "you have no memories". The store is the SQLite file, or
-    with a database URL (default: MEMFUSE_DATABASE_URL) the namespace's PostgreSQL schema."""
+    """A read needs a memory to read: a missing data dir or store is a one-line error
+    (`memory.opener.require_store`). The store is the SQLite file, or with a database URL
+    (default: MEMFUSE_DATABASE_URL) the namespace's PostgreSQL schema."""
     database_url = database_url if database_url is not None else load_settings().database_url
-    root = Path(root).expanduser()
-    if root.exists() and not root.is_dir():
-        raise DataDirError(
-            root,
-            "not a directory",
-            f"data dir {root} is a file, not a directory; point it at a folder",
-        )
-    if not root.exists() and any(p.exists() and not p.is_dir() for p in root.parents):
-        raise DataDirError(root, "part of this path is a file, not a directory")
-    if not root.is_dir():
-        raise DataDirError(
-            root,
-            "missing",
-            f"data dir {root} does not exist: nothing to read (ingest first, or point "
-            "--data-dir / MEMFUSE_DATA_DIR at your memory)",
-        )
-    if database_url:
-        from memory.pg import redacted, store_exists
-
-        if not store_exists(database_url, namespace):
-            raise DataDirError(
-                redacted(database_url),
-                "no store",
-                f"{redacted(database_url)} holds no store {namespace!r}: nothing to read "
-                "(ingest first, or check --namespace)",
-            )
-    elif not (root / f"{namespace}.sqlite").is_file():
-        raise DataDirError(
-            root,
-            "no store",
-            f"data dir {root} holds no store {namespace!r}: nothing to read (ingest first, "
-            "or check --namespace)",
-        )
+    _require_store(database_url, data_dir=root, namespace=namespace)
 
 
 def _check_request(text: object, k: object, what: str) -> None:
@@ -114,17 +77,19 @@ def _open_store(
     """The store of a data dir and namespace (settings fill what is not given), with its
     writer lock, taken first when `writer`: the store then reads its view after every earlier
     write. `must_exist`: a missing data dir or store is an error, not a new memory."""
+    from memory.store import prepare_data_dir  # the store's machinery: with the first store
+
     settings = settings or load_settings()
     root = Path(data_dir) if data_dir is not None else settings.data_dir
     name = namespace or settings.namespace
     if must_exist:
-        require_store(root, name, settings.database_url)
-    root.mkdir(parents=True, exist_ok=True)
-    lock = WriterLock.for_store(root, name, wait_seconds, settings.database_url)
+        _require_store(settings, data_dir=root, namespace=name)
+    read_only = not prepare_data_dir(root)  # once: the store's opening is told what it found
+    lock = backend_for(settings, root).writer_lock(name, wait_seconds)
     if writer:
         lock.acquire()
     try:
-        store, release = acquire_store(root, name, settings)
+        store, release = acquire_store(root, name, settings, read_only=read_only)
     except BaseException:
         lock.release()
         raise
@@ -169,9 +134,7 @@ class MemFuse(AgentAPI):
             root = Path(getattr(store, "data_dir", settings.data_dir))
             name = str(getattr(store, "namespace", settings.namespace))
             read_only = bool(getattr(store, "read_only", False))
-            audit = AuditLog.for_store(
-                root, name, read_only=read_only, database_url=settings.database_url
-            )
+            audit = backend_for(settings, root).audit_log(name, read_only=read_only)
         self.audit = audit
 
     @classmethod
@@ -186,7 +149,8 @@ class MemFuse(AgentAPI):
         must_exist: bool = False,
     ) -> MemFuse:
         """Open a memory; `writer` takes the data dir's writer lock first (one writer per
-        data dir and namespace, see `memory.writer_lock`), waiting up to `wait_seconds`.
+        data dir and namespace, see `memory.backends.base.WriterLock`), waiting up to
+        `wait_seconds`.
         `must_exist`: a data dir or store that is not there is an error (a read), rather
         than a new, empty memory."""
         store, settings, lock, release = _open_store(

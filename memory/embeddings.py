@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.edge_store import connect_sqlite, sqlite_writable
+from memory.backends.sqlite import connect_sqlite, sqlite_writable
 from memory.errors import CACHE_RECOVERY, ConfigurationError, storage_fault
 from memory.text import tokenize
 
@@ -409,6 +409,12 @@ class HashingEmbedder:
                 bucket = int.from_bytes(digest[:4], "little") % self._dim
                 out[row, bucket] += 1.0 if (digest[4] % 2 or not self.signed) else -1.0
         return l2_normalise(out)
+
+
+def embedding_cache(data_dir: Path) -> Path:
+    """A data dir's embedding cache: one file for all its namespaces, so a text embedded once
+    (for any store, by any process) is never embedded again."""
+    return Path(data_dir) / "embeddings.sqlite"
 
 
 def make_embedder(config: EmbeddingConfig, default_cache_path: Path | None = None) -> Embedder:

@@ -86,8 +86,8 @@ def store_cache(
     """A StoreCache under `data_dir` with the configured (or injected) embedder."""
     data_dir.mkdir(parents=True, exist_ok=True)
     if embedder is None:
-        from memfuse.api import embedding_config
         from memory.embeddings import make_embedder
+        from memory.opener import embedding_config
 
         embedder = make_embedder(embedding_config(settings, data_dir))
     return StoreCache(data_dir, dataset.content_hash, settings, embedder, progress)

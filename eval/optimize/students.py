@@ -108,13 +108,14 @@ class FusionStudent(dspy.Module):
     ) -> dspy.Prediction:
         from graphs.fusion.context import FusionContext
         from graphs.fusion.ingest import ingest_events
-        from memory.store import MemoryStore
+        from memory.opener import open_store
 
         self.work_dir.mkdir(parents=True, exist_ok=True)
         lm = dspy.settings.lm
         with tempfile.TemporaryDirectory(dir=self.work_dir, prefix=f"{scenario_id}-") as folder:
-            store = MemoryStore.open(
-                Path(folder) / "store", namespace="slice", embedder=self.embedder
+            # a scratch store: every default (embedded Chroma, SQLite), not the environment's
+            store = open_store(
+                None, data_dir=Path(folder) / "store", namespace="slice", embedder=self.embedder
             )
             try:
                 context = FusionContext(

@@ -7,7 +7,7 @@ Layout of a data directory:
     <data_dir>/embeddings.sqlite    embedding cache (default embedder)
 
 With a database URL (MEMFUSE_DATABASE_URL) the first line is the namespace's schema on a
-PostgreSQL server instead (`memory.pg`); everything below says SQLite for either backend.
+PostgreSQL server instead (`memory.backends`); everything below says SQLite for either backend.
 
 SQLite is authoritative; everything else is derived from it on open: BM25L and the
 temporal index are rebuilt, and the dense index is reconciled with Chroma (missing or

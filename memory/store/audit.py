@@ -12,7 +12,7 @@ from typing import Any
 
 from memory import audit_outbox
 from memory.audit_outbox import ANCHOR_KEY, QueuedEntry
-from memory.edge_store import BaseDatabase
+from memory.backends.base import BaseDatabase
 from memory.store.core import StoreCore
 from memory.store_api import PlanStatus
 

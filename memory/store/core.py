@@ -18,7 +18,8 @@ from typing import Self
 
 import numpy as np
 
-from memory.edge_store import BaseDatabase, EdgeStore
+from memory.backends.base import BaseDatabase
+from memory.edge_store import EdgeStore
 from memory.embeddings import CachedEmbedder, Embedder, l2_normalise
 from memory.errors import ConfigurationError
 from memory.event_table import EventTable

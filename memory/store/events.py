@@ -12,7 +12,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memory.edge_store import BaseDatabase
+from memory.backends.base import BaseDatabase
 from memory.errors import EventConflictError, InvalidEventError, NodeNotFoundError
 from memory.models import FUSED_PREFIX, Event, NodeKind, is_fused_id
 from memory.store.audit import AuditOutbox

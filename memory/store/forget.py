@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.edge_store import BaseDatabase
+from memory.backends.base import BaseDatabase
 from memory.embeddings import CachedEmbedder
 from memory.models import Event
 from memory.store.events import EventLog

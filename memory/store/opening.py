@@ -1,6 +1,7 @@
-"""Opening a data dir: the namespace and the data dir checked, the database chosen (the SQLite
-file or a PostgreSQL schema) and its schema made, a second embedding model or orphaned vectors
-refused, the vector index opened, and the vectors reconciled.
+"""Opening a data dir: the namespace and the data dir checked, the database opened through its
+backend (`memory.backends`: the SQLite file or a PostgreSQL schema) and its schema made, a
+second embedding model or orphaned vectors refused, the vector index opened, and the vectors
+reconciled.
 
 Its own part because it runs once, before there is a store, from the data dir alone.
 """
@@ -15,8 +16,15 @@ from pathlib import Path
 from typing import Any, Self
 
 from memory.audit_outbox import OUTBOX_SCHEMA
-from memory.edge_store import BaseDatabase, Database, sqlite_writable
-from memory.embeddings import CachedEmbedder, Embedder, EmbeddingConfig, make_embedder
+from memory.backends import backend_for
+from memory.backends.base import BaseDatabase
+from memory.embeddings import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingConfig,
+    embedding_cache,
+    make_embedder,
+)
 from memory.errors import ConfigurationError, DataDirError, storage_fault
 from memory.lexical_index import BM25Params
 from memory.store.core import StoreCore
@@ -128,6 +136,8 @@ class StoreOpening(StoreCore):
         vector_config: VectorIndexConfig | None = None,
         bm25: BM25Params | None = None,
         database_url: str | None = None,
+        *,
+        read_only: bool | None = None,
     ) -> Self:
         """Open (or create) the store in `data_dir`, restoring everything it holds.
 
@@ -144,8 +154,12 @@ class StoreOpening(StoreCore):
         ReadOnlyDataDirError, rolled back.
 
         With `database_url` (a `postgresql://` URL) the events, fused nodes, edges and plan
-        log live on that PostgreSQL server, in the namespace's own schema (see `memory.pg`),
-        instead of `<data_dir>/<namespace>.sqlite`; the data dir keeps the rest.
+        log live on that PostgreSQL server, in the namespace's own schema (see
+        `memory.backends`), instead of `<data_dir>/<namespace>.sqlite`; the data dir keeps
+        the rest.
+
+        `read_only` is what the caller's own `prepare_data_dir(data_dir)` found (True: the
+        data dir is not writable), so that it does not run twice; None: it runs here.
         """
         if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
             raise ConfigurationError(
@@ -155,21 +169,14 @@ class StoreOpening(StoreCore):
         if embedder is not None and embedding is not None:
             raise ConfigurationError("give either an embedder or an embedding config, not both")
         data_dir = Path(data_dir).expanduser()
-        read_only = not prepare_data_dir(data_dir)
-        db_path = data_dir / f"{namespace}.sqlite"
-        read_only = read_only or (not database_url and not sqlite_writable(db_path))
-        if read_only and not database_url and not db_path.is_file():
-            raise DataDirError(
-                data_dir,
-                "read-only, no store",
-                f"data dir {data_dir} is read-only "
-                f"and holds no store {namespace!r}, so none can be made there",
-            )
+        dir_read_only = not prepare_data_dir(data_dir) if read_only is None else read_only
+        backend = backend_for(database_url, data_dir)
+        read_only = backend.opens_read_only(namespace, dir_read_only)
         owns_embedder = embedder is None
         if embedder is None:
-            embedder = make_embedder(embedding or EmbeddingConfig(), data_dir / "embeddings.sqlite")
+            embedder = make_embedder(embedding or EmbeddingConfig(), embedding_cache(data_dir))
         try:
-            db = cls._database(db_path, namespace, read_only, database_url)
+            db = backend.database(namespace, read_only)
         except BaseException:
             if owns_embedder and isinstance(embedder, CachedEmbedder):
                 embedder.close()
@@ -219,22 +226,6 @@ class StoreOpening(StoreCore):
                 raise fault from exc  # e.g. a page of the file is garbage: names the file
             raise
         return store
-
-    @staticmethod
-    def _database(
-        db_path: Path, namespace: str, read_only: bool, database_url: str | None
-    ) -> BaseDatabase:
-        """The SQLite file in the data dir, or the namespace's schema on a PostgreSQL server."""
-        if not database_url:
-            return Database(db_path, read_only=read_only)
-        from memory.pg import PostgresDatabase, is_database_url  # psycopg: only when used
-
-        if not is_database_url(database_url):
-            raise ConfigurationError(
-                "database URL must start with postgresql:// (or postgres://); unset it to keep "
-                "the store in the data dir's SQLite file"
-            )
-        return PostgresDatabase(database_url, namespace, read_only=read_only)
 
     @staticmethod
     def _check_meta(db: BaseDatabase, embedder: Embedder) -> tuple[str, bool]:

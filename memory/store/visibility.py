@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from memory.errors import NodeNotFoundError
 from memory.store.audit import AuditOutbox
 
-# Written in the SQL both backends run (see memory.pg.translate): an upsert, not OR REPLACE.
+# Written in the SQL both backends run (see memory.backends.postgres.translate): an upsert,
+# not OR REPLACE.
 SET_VISIBILITY = (
     "INSERT INTO event_visibility (event_id, visibility) VALUES (?, ?) "
     "ON CONFLICT (event_id) DO UPDATE SET visibility = excluded.visibility"

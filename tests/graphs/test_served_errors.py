@@ -28,6 +28,8 @@ import pytest
 
 from graphs.retrieval.nodes import NO_REQUESTER
 from graphs.synthesis.nodes import NO_DRAFTER
+from memory.backends import backend_for
+from memory.backends.base import WriterLock
 from memory.embeddings import EmbeddingConfig
 from memory.errors import (
     STORE_RECOVERY,
@@ -46,7 +48,6 @@ from memory.errors import (
 from memory.models import parse_event
 from memory.search.config import RECIPES
 from memory.store import MemoryStore
-from memory.writer_lock import WriterLock
 from signatures.retry import LLMProviderError
 from tests.memfuse.test_cli_faults import DROP_ROOT_OVERRIDE
 from tests.support.fake_openai import Fail, FakeOpenAI, start_fake_openai
@@ -274,7 +275,8 @@ def writer_busy(served: Served, tmp: Path) -> Request:
     ingest would), then says who holds it; nothing is written meanwhile."""
     data_dir = tmp / "busy"
     _store_with_one_event(served, data_dir)
-    holder = WriterLock.for_store(data_dir, "default").acquire()  # released with the process
+    lock = backend_for(None, data_dir).writer_lock("default")
+    holder = lock.acquire()  # released with the process
     served.held.append(holder)
     context = {**OFFLINE, "data_dir": str(data_dir)}
     expected = DataDirBusyError(str(data_dir), f"pid {os.getpid()}", 1.0)
@@ -391,7 +393,7 @@ def test_a_served_write_waits_its_turn_and_writes_once_the_lock_is_free(
     _store_with_one_event(served, data_dir)
     request = {"input": {"event": _event("b1")}, "context": {**OFFLINE, "data_dir": str(data_dir)}}
     client = served.client()
-    with WriterLock.for_store(data_dir, "default"):
+    with backend_for(None, data_dir).writer_lock("default"):
         busy = client.runs.wait(None, "fusion", raise_error=False, **request)
         assert busy["__error__"]["error"] == "DataDirBusyError"
     store = MemoryStore.open(data_dir, embedding=served.embedding())

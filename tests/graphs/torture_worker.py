@@ -56,11 +56,11 @@ def stream(n: int = 800) -> list[Event]:
 def run(data_dir: Path) -> None:
     from graphs.fusion.context import FusionContext
     from graphs.fusion.ingest import ingest_events
+    from memory.backends import backend_for
     from memory.store import MemoryStore
-    from memory.writer_lock import WriterLock
     from tests.support.embedders import tiny_embedder
 
-    with WriterLock.for_store(data_dir, "default", wait_seconds=30):
+    with backend_for(None, data_dir).writer_lock("default", wait_seconds=30):
         store = MemoryStore.open(data_dir, embedder=tiny_embedder())
         print("ready", flush=True)
         ingest_events(

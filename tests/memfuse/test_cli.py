@@ -229,10 +229,10 @@ def test_fuse_pending_drains_what_an_interrupted_ingest_left(tmp_path: Path) -> 
 def test_a_second_writer_gets_one_line_and_writes_nothing(tmp_path: Path) -> None:
     """While another process holds the data dir's writer lock, `memfuse ingest` refuses with
     one line naming it; reading (`stats`) still works, and nothing was written."""
-    from memory.writer_lock import WriterLock
+    from memory.backends import backend_for
 
     empty_memory(tmp_path)
-    with WriterLock.for_store(tmp_path, "default"):
+    with backend_for(None, tmp_path).writer_lock("default"):
         result = memfuse("ingest", str(SAMPLE), "--mode", "plain", data_dir=tmp_path, check=False)
         assert result.returncode == 1 and result.stderr.strip().count("\n") == 0
         assert result.stderr.startswith("memfuse: error: another process")

@@ -26,6 +26,7 @@ from memory.audit import (
     chain_hash,
     id_digest,
 )
+from memory.backends import backend_for
 from memory.errors import DamagedFileError
 
 T0 = datetime(2024, 3, 1, 8, 0, 0, tzinfo=UTC)
@@ -66,7 +67,7 @@ def _sample(log: AuditLog) -> None:
 
 
 def test_the_first_append_writes_the_genesis_entry_and_the_head(tmp_path: Path) -> None:
-    log = AuditLog.for_store(tmp_path, "default")
+    log = backend_for(None, tmp_path).audit_log("default")
     assert log.path == tmp_path / "default.audit.jsonl"
     assert not log.path.exists()  # created lazily
     entry = log.append("ingest", actor="cli", counts={"events": 2}, ids=["evt_1", "evt_2"])

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.edge_store import Database, EdgeStore
+from memory.backends.sqlite import Database
+from memory.edge_store import EdgeStore
 from memory.errors import InvalidEdgeError, NodeNotFoundError
 from memory.models import Edge, EdgeType, NodeKind
 

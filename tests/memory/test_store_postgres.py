@@ -21,13 +21,19 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from memory.audit import AuditLog, PostgresAuditLog
-from memory.edge_store import Database, EdgeStore
+from memory.backends import backend_for
+from memory.backends.postgres import (
+    PostgresAuditLog,
+    PostgresDatabase,
+    PostgresWriterLock,
+    schema_for,
+    translate,
+)
+from memory.backends.sqlite import Database
+from memory.edge_store import EdgeStore
 from memory.errors import DataDirBusyError, EventConflictError, ReadOnlyDataDirError
 from memory.models import Edge, EdgeType, Event, FusedNode
-from memory.pg import PostgresDatabase, PostgresWriterLock, schema_for, translate
 from memory.store import MemoryStore
-from memory.writer_lock import WriterLock
 from tests.memory import test_edge_store as _edges_on_sqlite
 from tests.memory import test_store as _on_sqlite
 from tests.support.embedders import HashEmbedder
@@ -420,8 +426,8 @@ def test_two_processes_ingest_into_two_namespaces_of_one_server(
 
 HOLD = """
 import sys, time
-from memory.writer_lock import WriterLock
-lock = WriterLock.for_store(".", sys.argv[1], database_url=sys.argv[2]).acquire()
+from memory.backends import backend_for
+lock = backend_for(sys.argv[2], ".").writer_lock(sys.argv[1]).acquire()
 print("held", flush=True)
 time.sleep(60)
 """
@@ -437,11 +443,11 @@ def test_the_writer_lock_is_an_advisory_lock_per_namespace(postgres_url: str) ->
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        lock = WriterLock.for_store(Path("."), namespace, 0.3, postgres_url)
+        lock = backend_for(postgres_url, Path(".")).writer_lock(namespace, 0.3)
         assert isinstance(lock, PostgresWriterLock)
         with pytest.raises(DataDirBusyError, match=f"memfuse pid {holder.pid}"):
             lock.acquire()
-        other = WriterLock.for_store(Path("."), _namespace(), 0.0, postgres_url)
+        other = backend_for(postgres_url, Path(".")).writer_lock(_namespace())
         with other:  # another namespace (household) is not blocked
             assert other.held
         holder.kill()  # the server drops a dead holder's lock
@@ -460,7 +466,7 @@ def test_the_writer_lock_is_an_advisory_lock_per_namespace(postgres_url: str) ->
 
 def test_the_audit_log_on_postgres_chains_finds_redacts_and_verifies(postgres_url: str) -> None:
     namespace = _namespace()
-    log = AuditLog.for_store(Path("."), namespace, database_url=postgres_url)
+    log = backend_for(postgres_url, Path(".")).audit_log(namespace)
     assert isinstance(log, PostgresAuditLog)
     assert log.verify().ok and log.entries() == []
     log.append("ingest", actor="david", counts={"events": 2}, ids=["e1", "e2"])
@@ -478,7 +484,7 @@ def test_the_audit_log_on_postgres_chains_finds_redacts_and_verifies(postgres_ur
     assert log.verify().ok, "ids are outside the hash: redaction keeps the chain"
     assert [e.op for e in log.find("e1")] == ["ingest", "forget"], "found by digest"
     assert all("e1" not in e.ids for e in log.entries())
-    other = AuditLog.for_store(Path("."), _namespace(), database_url=postgres_url)
+    other = backend_for(postgres_url, Path(".")).audit_log(_namespace())
     other.append("ingest", actor="emma", counts={"events": 1})
     assert len(log.entries()) == 4 and len(other.entries()) == 2, "one chain per namespace"
 
@@ -510,7 +516,7 @@ def test_the_audit_log_on_postgres_detects_tampering(
     postgres_url: str, statement: str, problem: str
 ) -> None:
     namespace = _namespace()
-    log = AuditLog.for_store(Path("."), namespace, database_url=postgres_url)
+    log = backend_for(postgres_url, Path(".")).audit_log(namespace)
     for n in range(3):
         log.append("ingest", actor="david", counts={"events": n + 2}, ids=[f"e{n}"])
     assert log.verify().ok
@@ -523,8 +529,8 @@ def test_the_audit_log_on_postgres_detects_tampering(
 def test_two_processes_append_to_one_audit_chain(postgres_url: str) -> None:
     namespace = _namespace()
     code = (
-        "import sys\nfrom pathlib import Path\nfrom memory.audit import AuditLog\n"
-        "log = AuditLog.for_store(Path('.'), sys.argv[1], database_url=sys.argv[2])\n"
+        "import sys\nfrom pathlib import Path\nfrom memory.backends import backend_for\n"
+        "log = backend_for(sys.argv[2], Path('.')).audit_log(sys.argv[1])\n"
         "for i in range(25):\n"
         "    log.append('ingest', actor=sys.argv[3], counts={'events': i})\n"
     )
@@ -536,7 +542,7 @@ def test_two_processes_append_to_one_audit_chain(postgres_url: str) -> None:
         for who in ("a", "b")
     ]
     assert [run.wait(timeout=120) for run in runs] == [0, 0]
-    log = AuditLog.for_store(Path("."), namespace, database_url=postgres_url)
+    log = backend_for(postgres_url, Path(".")).audit_log(namespace)
     report = log.verify()
     assert report.ok and report.entries == 51, report.problems
 
@@ -554,7 +560,7 @@ def test_memfuse_on_postgres_keeps_store_audit_and_lock_on_the_server(
     settings = load_settings(data_dir=tmp_path, namespace=namespace, database_url=postgres_url)
     with pytest.raises(DataDirError, match="holds no store"):
         require_store(tmp_path, namespace, postgres_url)
-    lock = WriterLock.for_store(tmp_path, namespace, 0.0, settings.database_url).acquire()
+    lock = backend_for(settings, tmp_path).writer_lock(namespace).acquire()
     store = MemoryStore.open(
         tmp_path, namespace, embedder=HashEmbedder(), database_url=settings.database_url
     )
@@ -565,7 +571,7 @@ def test_memfuse_on_postgres_keeps_store_audit_and_lock_on_the_server(
         assert [e.op for e in memory.audit.entries()] == ["genesis", "ingest"]
         assert memory.verify_audit().ok
         with pytest.raises(DataDirBusyError):
-            WriterLock.for_store(tmp_path, namespace, 0.0, postgres_url).acquire()
+            backend_for(postgres_url, tmp_path).writer_lock(namespace).acquire()
     assert not lock.held
     require_store(tmp_path, namespace, postgres_url)
     left = sorted(p.name for p in tmp_path.iterdir() if p.is_file())

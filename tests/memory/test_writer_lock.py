@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from memory.backends import backend_for
 from memory.errors import DataDirBusyError
-from memory.writer_lock import WriterLock
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from memory.writer_lock import WriterLock
-lock = WriterLock.for_store(Path(sys.argv[1]), "default").acquire()
+from memory.backends import backend_for
+lock = backend_for(None, Path(sys.argv[1])).writer_lock("default").acquire()
 print("held", flush=True)
 time.sleep(60)
 """
@@ -39,14 +39,15 @@ def test_a_second_writer_is_refused_with_the_holder_named(tmp_path: Path) -> Non
     holder = _holder(tmp_path)
     try:
         with pytest.raises(DataDirBusyError) as busy:
-            WriterLock.for_store(tmp_path, "default").acquire()
+            backend_for(None, tmp_path).writer_lock("default").acquire()
         assert f"pid {holder.pid}" in str(busy.value) and str(tmp_path) in str(busy.value)
         assert "\n" not in str(busy.value)
-        other = WriterLock.for_store(tmp_path, "other").acquire()  # namespaces are separate
+        other = backend_for(None, tmp_path).writer_lock("other")  # namespaces are separate
+        other.acquire()
         other.release()
         started = time.monotonic()
         with pytest.raises(DataDirBusyError, match="after waiting"):
-            WriterLock.for_store(tmp_path, "default", wait_seconds=0.3).acquire()
+            backend_for(None, tmp_path).writer_lock("default", wait_seconds=0.3).acquire()
         assert time.monotonic() - started >= 0.3
     finally:
         holder.kill()
@@ -57,21 +58,21 @@ def test_kill_9_frees_the_lock(tmp_path: Path) -> None:
     holder = _holder(tmp_path)
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    lock = WriterLock.for_store(tmp_path, "default").acquire()
+    lock = backend_for(None, tmp_path).writer_lock("default").acquire()
     assert lock.held
     lock.release()
     assert not lock.held
 
 
 def test_a_waiting_writer_gets_the_lock_once_it_is_released(tmp_path: Path) -> None:
-    first = WriterLock.for_store(tmp_path, "default").acquire()
+    first = backend_for(None, tmp_path).writer_lock("default").acquire()
     waiter = subprocess.Popen(
         [
             sys.executable,
             "-c",
             (
-                "import sys; from pathlib import Path; from memory.writer_lock import WriterLock; "
-                "WriterLock.for_store(Path(sys.argv[1]), 'default', wait_seconds=20).acquire(); "
+                "import sys; from pathlib import Path; from memory.backends import backend_for; "
+                "backend_for(None, Path(sys.argv[1])).writer_lock('default', 20).acquire(); "
                 "print('got it')"
             ),
             str(tmp_path),
