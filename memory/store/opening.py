@@ -1,7 +1,7 @@
 """Opening a data dir: the namespace and the data dir checked, the database opened through its
 backend (`memory.backends`: the SQLite file or a PostgreSQL schema) and its schema made, a
-second embedding model or orphaned vectors refused, the vector index opened, and the vectors
-reconciled.
+second embedding model or orphaned vectors refused, the vector index opened through its
+vector backend (embedded Chroma or a server), and the vectors reconciled.
 
 Its own part because it runs once, before there is a store, from the data dir alone.
 """
@@ -13,11 +13,12 @@ import os
 import re
 import uuid
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 from memory.audit_outbox import OUTBOX_SCHEMA
 from memory.backends import backend_for
 from memory.backends.base import BaseDatabase
+from memory.backends.vectors import vector_backend_for
 from memory.embeddings import (
     CachedEmbedder,
     Embedder,
@@ -28,13 +29,7 @@ from memory.embeddings import (
 from memory.errors import ConfigurationError, DataDirError, storage_fault
 from memory.lexical_index import BM25Params
 from memory.store.core import StoreCore
-from memory.vector_index import (
-    VectorIndex,
-    VectorIndexConfig,
-    acquire_chroma_client,
-    collection_prefix,
-    release_chroma_client,
-)
+from memory.vector_index import VectorIndexConfig
 
 _NAMESPACE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?")
 _SCHEMA_VERSION = "1"
@@ -99,26 +94,6 @@ def prepare_data_dir(data_dir: Path) -> bool:
     return os.access(path, os.W_OK)
 
 
-class _MemoryOnlyCollection:
-    """Stands in for the Chroma collection of a store opened read-only: embedded Chroma cannot
-    open a folder it may not write, so vectors come from the embedding cache into the
-    index's in-memory table, and every query is answered exactly from there (count 0)."""
-
-    name = "memory-only"
-
-    def get(self, **_: Any) -> dict[str, list[Any]]:
-        return {"ids": [], "embeddings": [], "metadatas": []}
-
-    def upsert(self, **_: Any) -> None:
-        """Nothing is persisted: a read-only store writes no vectors."""
-
-    def delete(self, **_: Any) -> None:
-        """Nothing is persisted: a read-only store writes no vectors."""
-
-    def count(self) -> int:
-        return 0
-
-
 class StoreOpening(StoreCore):
     """`MemoryStore.open` and the checks it makes before the store exists."""
 
@@ -172,6 +147,7 @@ class StoreOpening(StoreCore):
         dir_read_only = not prepare_data_dir(data_dir) if read_only is None else read_only
         backend = backend_for(database_url, data_dir)
         read_only = backend.opens_read_only(namespace, dir_read_only)
+        vector_backend = vector_backend_for(chroma_host, chroma_port, data_dir)
         owns_embedder = embedder is None
         if embedder is None:
             embedder = make_embedder(embedding or EmbeddingConfig(), embedding_cache(data_dir))
@@ -186,19 +162,9 @@ class StoreOpening(StoreCore):
                 for statement in _SCHEMA:
                     db.execute(statement)
             store_id, created = cls._check_meta(db, embedder)
-            if created and not chroma_host:
-                cls._refuse_orphaned_vectors(db, data_dir / "chroma", namespace)
-            if read_only and not chroma_host:  # embedded Chroma cannot even open read-only
-                vectors = VectorIndex(_MemoryOnlyCollection(), vector_config)
-            else:
-                vectors = VectorIndex.open(
-                    namespace,
-                    store_id,
-                    path=None if chroma_host else data_dir / "chroma",
-                    host=chroma_host,
-                    port=chroma_port,
-                    config=vector_config,
-                )
+            if created:
+                vector_backend.refuse_orphans(db, namespace)
+            vectors = vector_backend.open(namespace, store_id, vector_config, read_only)
         except BaseException as exc:
             db.close()
             if owns_embedder and isinstance(embedder, CachedEmbedder):
@@ -254,30 +220,3 @@ class StoreOpening(StoreCore):
                 ],
             )
         return store_id, "store_id" not in meta
-
-    @staticmethod
-    def _refuse_orphaned_vectors(db: BaseDatabase, chroma_dir: Path, namespace: str) -> None:
-        """A new SQLite file next to an embedded Chroma that already holds this namespace's
-        vectors means the store's source of truth went missing: say so, never start over
-        silently (the vectors alone cannot rebuild the events)."""
-        has_events = db.execute("SELECT 1 FROM events LIMIT 1").fetchone() is not None
-        if has_events or not chroma_dir.is_dir():
-            return
-        key, client = acquire_chroma_client(path=chroma_dir)
-        try:
-            names = [getattr(c, "name", c) for c in client.list_collections()]
-            orphans = [
-                n
-                for n in names
-                if str(n).startswith(collection_prefix(namespace)) or n == f"memfuse-{namespace}"
-            ]
-        finally:
-            release_chroma_client(key)
-        if orphans:
-            where, what = db.where, "SQLite file" if db.dialect == "sqlite" else "schema"
-            db.discard_new()  # the empty file this open made, not user data
-            raise ConfigurationError(
-                f"{where} is missing but {chroma_dir} holds vectors of namespace "
-                f"{namespace!r} ({', '.join(map(str, orphans))}); restore the {what} from "
-                f"a backup, or move {chroma_dir} away to start this namespace afresh"
-            )
