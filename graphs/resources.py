@@ -120,7 +120,7 @@ def acquire_store(
             if held.holders <= 0 and not held.pinned:
                 if _STORES.get(key) is held:
                     del _STORES[key]
-                held.store.close()  # type: ignore[attr-defined]
+                held.store.close()
 
     return held.store, release
 
@@ -141,7 +141,7 @@ def close_stores() -> None:
     """Close and forget every shared store (tests; a process about to reopen its data dirs)."""
     with _LOCK:
         for held in _STORES.values():
-            held.store.close()  # type: ignore[attr-defined]
+            held.store.close()
         _STORES.clear()
 
 
@@ -167,9 +167,8 @@ class Resources:
 
     def refresh(self) -> None:
         """Catch up with other processes' commits (call once, when a run begins)."""
-        refresh = getattr(self.store, "refresh", None)
-        if callable(refresh):
-            refresh()
+        if self.store is not None:
+            self.store.refresh()
 
     def served_audit_log(self) -> AuditLog | None:
         """The audit log of a store this run opened itself (a served run); None when the
@@ -177,13 +176,8 @@ class Resources:
         store = self.store
         if store is None or self.injected.store is not None:
             return None
-        backend = backend_for(
-            self.settings, Path(getattr(store, "data_dir", self.settings.data_dir))
-        )
-        return backend.audit_log(
-            str(getattr(store, "namespace", self.settings.namespace)),
-            read_only=bool(getattr(store, "read_only", False)),
-        )
+        backend = backend_for(self.settings, store.data_dir)
+        return backend.audit_log(store.namespace, read_only=store.read_only)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -192,16 +186,11 @@ class Resources:
         `served_write_wait_seconds`, then fails naming the holder. A run whose store was
         handed in writes under its holder's lock (MemFuse, an ingest) and takes none."""
         store = self.store
-        if store is None or self.injected.store is not None or getattr(store, "read_only", False):
+        if store is None or self.injected.store is not None or store.read_only:
             yield  # a read-only store refuses the write itself, with the reason
             return
-        backend = backend_for(
-            self.settings, Path(getattr(store, "data_dir", self.settings.data_dir))
-        )
-        lock = backend.writer_lock(
-            str(getattr(store, "namespace", self.settings.namespace)),
-            self.settings.served_write_wait_seconds,
-        )
+        backend = backend_for(self.settings, store.data_dir)
+        lock = backend.writer_lock(store.namespace, self.settings.served_write_wait_seconds)
         with lock:
             self.refresh()  # what the previous holder wrote, before this write reads or adds
             yield

@@ -131,10 +131,8 @@ class MemFuse(AgentAPI):
         self._writer_lock = writer_lock
         self._release = release
         if audit is None:
-            root = Path(getattr(store, "data_dir", settings.data_dir))
-            name = str(getattr(store, "namespace", settings.namespace))
-            read_only = bool(getattr(store, "read_only", False))
-            audit = backend_for(settings, root).audit_log(name, read_only=read_only)
+            backend = backend_for(settings, store.data_dir)
+            audit = backend.audit_log(store.namespace, read_only=store.read_only)
         self.audit = audit
 
     @classmethod
@@ -175,14 +173,14 @@ class MemFuse(AgentAPI):
             if self._release is not None:
                 self._release()
             else:
-                self.store.close()  # type: ignore[attr-defined]
+                self.store.close()
         finally:
             if self._writer_lock is not None:
                 self._writer_lock.release()
 
     @property
     def namespace(self) -> str:
-        return str(getattr(self.store, "namespace", self.settings.namespace))
+        return self.store.namespace
 
     def _writing(self) -> None:
         """Take the writer lock for a write through a memory opened for reading (open with

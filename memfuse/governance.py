@@ -167,7 +167,7 @@ class Governance:
         """The settings' policy file, else <data dir>/visibility.json when it exists."""
         path = self.settings.visibility_policy
         if path is None:
-            local = Path(getattr(self.store, "data_dir", ".")) / POLICY_FILE
+            local = Path(self.store.data_dir) / POLICY_FILE
             path = local if local.is_file() else None
         return VisibilityPolicy.load(path)
 

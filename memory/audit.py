@@ -443,7 +443,7 @@ class AuditLog:
         cut-short delivery already wrote are recognised by their outbox number and skipped.
         A forget's ids are redacted once its entry is in. Nothing to do on a read-only log
         or store: the next writer delivers."""
-        if self.read_only or getattr(store, "read_only", False):
+        if self.read_only or store.read_only:
             return []
         queued = store.audit_outbox()
         if not queued:

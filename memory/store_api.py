@@ -1,14 +1,18 @@
 """The read/write surface of the memory store, as a Protocol.
 
 `memory.store.MemoryStore` implements it; the search engine, the fusion commit and
-the graphs depend only on this surface, so tests can reason about it in one place.
+the graphs depend only on this surface, so tests can reason about it in one place. Its
+lifecycle (where it lives, catching up, flushing, transactions, closing) is part of the
+surface too, so callers use it directly instead of probing for it with `getattr`.
 All vectors are L2-normalised float32 numpy arrays, so cosine = dot product.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -42,6 +46,29 @@ class StoreStats(BaseModel):
 
 
 class MemoryStoreAPI(Protocol):
+    # --- lifecycle ---
+    @property
+    def data_dir(self) -> Path:
+        """The data dir it was opened from (its embedding cache, embedded Chroma, lock, log)."""
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def read_only(self) -> bool:
+        """Opened from a data dir we may not write: reads work, writes are refused."""
+
+    def refresh(self) -> bool:
+        """Catch up with writes other processes committed; True when something changed."""
+
+    def flush(self) -> None:
+        """Write buffered vectors through now (also done on close)."""
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """Group writes into one atomic commit; an exception inside undoes all of them."""
+
+    def close(self) -> None: ...
+
     # --- events (immutable) ---
     def add_events(
         self,
@@ -66,9 +93,6 @@ class MemoryStoreAPI(Protocol):
 
     def note_pending(self, event_id: str, reason: str) -> None:
         """Record why a queued event's fusion did not finish."""
-
-    def refresh(self) -> bool:
-        """Catch up with writes other processes committed; True when something changed."""
 
     def has_node(self, node_id: str) -> bool: ...
     def visibility_of(self, event_id: str) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -54,11 +53,6 @@ class ForgetReport(BaseModel):
     scrubbed: dict[str, int] = Field(default_factory=dict)
     dry_run: bool = False
     seconds: float = 0.0
-
-
-def _transaction(store: MemoryStoreAPI) -> AbstractContextManager[Any]:
-    tx = getattr(store, "transaction", None)
-    return tx() if callable(tx) else nullcontext()
 
 
 def plan_forget(
@@ -126,7 +120,7 @@ def forget_events(
         "packs_removed": sum(p.action == "removed" for p in changes),
         "decided_by": ",".join(sorted({p.decided_by for p in changes if p.decided_by})),
     }
-    with audited_as(None, **packs), _transaction(store):  # the forget's entry says what it cost
+    with audited_as(None, **packs), store.transaction():  # the forget's entry says what it cost
         counts = store.forget_events(ids)
         for fused_id, node in new_state.items():
             if node is None:

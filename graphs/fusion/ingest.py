@@ -156,9 +156,7 @@ def ingest_events(
         finally:
             if bar is not None:
                 bar.close()
-    flush = getattr(store, "flush", None)
-    if callable(flush):
-        flush()
+    store.flush()
     seconds = time.perf_counter() - started
     report.seconds = round(seconds, 3)
     report.embed_seconds = round(embed_seconds, 3)

@@ -15,10 +15,9 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Collection, Iterator
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, TextIO
+from typing import Any, NoReturn, TextIO
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -36,12 +35,6 @@ _BODY = {"event": "event", "fused": "node", "edge": "edge"}  # kind → the key 
 _ID = {"event": "event_id", "fused": "node_id"}
 _COUNTS = ("events", "fused", "edges")
 _Fail = Callable[..., NoReturn]
-
-
-class TransactionalStore(MemoryStoreAPI, Protocol):
-    """A store whose writes can be grouped into one atomic commit (`MemoryStore`)."""
-
-    def transaction(self) -> AbstractContextManager[Any]: ...
 
 
 class ExportBundle(BaseModel):
@@ -293,7 +286,7 @@ def read_export(path: Path) -> ExportBundle:
 # --- importing ----------------------------------------------------------------------------
 
 
-def import_bundle(store: TransactionalStore, bundle: ExportBundle) -> dict[str, int]:
+def import_bundle(store: MemoryStoreAPI, bundle: ExportBundle) -> dict[str, int]:
     """Store a read export in one transaction: its events (with their visibility), its packs,
     its edges. Already-stored identical parts are left as they are (importing twice changes
     nothing); an event id stored with other content is an EventConflictError, and then

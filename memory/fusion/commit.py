@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any, Literal
 
@@ -95,11 +94,6 @@ def make_plan_id(event_id: str, plan: FusionPlan | None, salt: str = "") -> str:
 def fused_id_for(plan_id: str, op_index: int) -> str:
     """The id of the node the `op_index`-th operation of `plan_id` creates (deterministic)."""
     return "fused_" + hashlib.sha1(f"{plan_id}:{op_index}".encode()).hexdigest()[:16]
-
-
-def _transaction(store: MemoryStoreAPI) -> AbstractContextManager[Any]:
-    tx = getattr(store, "transaction", None)
-    return tx() if callable(tx) else nullcontext()
 
 
 def _cosine(store: MemoryStoreAPI, a: str, b: str) -> float:
@@ -246,7 +240,7 @@ def apply_payload(
     fused = [FusedNode.model_validate(n) for n in payload["fused"]]
     by_id = {n.node_id: n for n in fused}
     added: Counter[str] = Counter()
-    with _transaction(store):  # one atomic write where the store supports it
+    with store.transaction():  # one atomic write
         for node in fused:
             store.put_fused(node)
         edges = [Edge.model_validate(raw) for raw in payload["edges"]]
