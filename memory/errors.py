@@ -150,6 +150,15 @@ class DataDirError(MemFuseError):
         self.problem = problem
         super().__init__(message or f"{path}: {problem}")
 
+    @classmethod
+    def not_a_directory(cls, path: object) -> DataDirError:
+        """A data dir that is a file: said the same way by a read's check and by opening."""
+        return cls(
+            path,
+            "not a directory",
+            f"data dir {path} is a file, not a directory; point it at a folder",
+        )
+
 
 class ReadOnlyDataDirError(DataDirError):
     """A write was asked of a data dir (or store file) that cannot be written.

@@ -76,11 +76,7 @@ def require_store(source: Source, *, data_dir: Path, namespace: str) -> None:
     backend of `source` (settings, or a database URL) keeps it."""
     root = Path(data_dir).expanduser()
     if root.exists() and not root.is_dir():
-        raise DataDirError(
-            root,
-            "not a directory",
-            f"data dir {root} is a file, not a directory; point it at a folder",
-        )
+        raise DataDirError.not_a_directory(root)
     if not root.exists() and any(p.exists() and not p.is_dir() for p in root.parents):
         raise DataDirError(root, "part of this path is a file, not a directory")
     if not root.is_dir():

@@ -21,7 +21,6 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self
 
@@ -193,18 +192,34 @@ class WriterLock(ABC):
 
     def __init__(self, wait_seconds: float = 0.0):
         self.wait_seconds = max(wait_seconds, 0.0)
+        self._holding: Any = None  # what holds the lock while held: an open file, a session
 
     @property
-    @abstractmethod
-    def held(self) -> bool: ...
+    def held(self) -> bool:
+        return self._holding is not None
 
-    @abstractmethod
     def acquire(self) -> WriterLock:
         """Take the lock (waiting up to `wait_seconds`); a no-op when already held."""
+        if self._holding is None:
+            self._holding = self._take()
+        return self
 
-    @abstractmethod
     def release(self) -> None:
         """Give the lock back; a no-op when not held."""
+        if self._holding is None:
+            return
+        try:
+            self._give_back(self._holding)
+        finally:
+            self._holding = None
+
+    @abstractmethod
+    def _take(self) -> Any:
+        """Wait up to `wait_seconds` for the lock, then DataDirBusyError naming its holder;
+        what holds it once taken (given back to `_give_back`)."""
+
+    @abstractmethod
+    def _give_back(self, holding: Any) -> None: ...
 
     def __enter__(self) -> Self:
         self.acquire()
@@ -242,13 +257,7 @@ class Backend(ABC):
         """The namespace's writer lock (not taken yet)."""
 
     @abstractmethod
-    def audit_log(
-        self,
-        namespace: str,
-        *,
-        read_only: bool = False,
-        clock: Callable[[], datetime] | None = None,
-    ) -> AuditLog:
+    def audit_log(self, namespace: str, read_only: bool = False) -> AuditLog:
         """The namespace's audit log, kept wherever the store itself lives."""
 
     @abstractmethod

@@ -373,15 +373,8 @@ class PostgresWriterLock(WriterLock):
         self.schema = schema_for(namespace)
         self.where = f"{redacted(url)} (schema {self.schema})"
         super().__init__(wait_seconds)
-        self._conn: psycopg.Connection[Any] | None = None
 
-    @property
-    def held(self) -> bool:
-        return self._conn is not None
-
-    def acquire(self) -> WriterLock:
-        if self._conn is not None:
-            return self
+    def _take(self) -> psycopg.Connection[Any]:
         conn = connect(self.url, self.where, application_name=f"memfuse pid {os.getpid()}")
         key = lock_key(self.schema)
         deadline = time.monotonic() + self.wait_seconds
@@ -402,8 +395,7 @@ class PostgresWriterLock(WriterLock):
             if fault := pg_fault(exc, self.where):
                 raise fault from exc
             raise
-        self._conn = conn
-        return self
+        return conn
 
     @staticmethod
     def _holder_of(conn: psycopg.Connection[Any], key: int) -> str:
@@ -421,13 +413,8 @@ class PostgresWriterLock(WriterLock):
         where = f" on {address}" if address else ""
         return f"{name or 'a session'}{where}"
 
-    def release(self) -> None:
-        if self._conn is None:
-            return
-        try:
-            self._conn.close()  # ending the session releases its advisory locks
-        finally:
-            self._conn = None
+    def _give_back(self, holding: psycopg.Connection[Any]) -> None:
+        holding.close()  # ending the session releases its advisory locks
 
 
 class PostgresAuditLog(AuditLog):
@@ -688,14 +675,8 @@ class PostgresBackend(Backend):
     def writer_lock(self, namespace: str, wait_seconds: float = 0.0) -> WriterLock:
         return PostgresWriterLock(self.url, namespace, wait_seconds)
 
-    def audit_log(
-        self,
-        namespace: str,
-        *,
-        read_only: bool = False,
-        clock: Callable[[], datetime] | None = None,
-    ) -> AuditLog:
-        return PostgresAuditLog(self.url, namespace, read_only=read_only, clock=clock)
+    def audit_log(self, namespace: str, read_only: bool = False) -> AuditLog:
+        return PostgresAuditLog(self.url, namespace, read_only=read_only)
 
     def exists(self, namespace: str) -> bool:
         return store_exists(self.url, namespace)

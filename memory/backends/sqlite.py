@@ -12,8 +12,7 @@ import fcntl
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -157,15 +156,8 @@ class FileWriterLock(WriterLock):
     def __init__(self, path: Path, wait_seconds: float = 0.0):
         super().__init__(wait_seconds)
         self.path = Path(path)
-        self._file: IO[str] | None = None
 
-    @property
-    def held(self) -> bool:
-        return self._file is not None
-
-    def acquire(self) -> WriterLock:
-        if self._file is not None:
-            return self
+    def _take(self) -> IO[str]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 — kept open while held
         deadline = time.monotonic() + self.wait_seconds
@@ -183,17 +175,13 @@ class FileWriterLock(WriterLock):
         handle.truncate()
         handle.write(f"pid {os.getpid()}\n")
         handle.flush()
-        self._file = handle
-        return self
+        return handle
 
-    def release(self) -> None:
-        if self._file is None:
-            return
+    def _give_back(self, holding: IO[str]) -> None:
         try:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(holding.fileno(), fcntl.LOCK_UN)
         finally:
-            self._file.close()
-            self._file = None
+            holding.close()
 
     @staticmethod
     def _holder(handle: IO[str]) -> str:
@@ -229,16 +217,8 @@ class SQLiteBackend(Backend):
     def writer_lock(self, namespace: str, wait_seconds: float = 0.0) -> WriterLock:
         return FileWriterLock(self.data_dir / f"{namespace}.writer.lock", wait_seconds)
 
-    def audit_log(
-        self,
-        namespace: str,
-        *,
-        read_only: bool = False,
-        clock: Callable[[], datetime] | None = None,
-    ) -> AuditLog:
-        return AuditLog(
-            self.data_dir / f"{namespace}.audit.jsonl", read_only=read_only, clock=clock
-        )
+    def audit_log(self, namespace: str, read_only: bool = False) -> AuditLog:
+        return AuditLog(self.data_dir / f"{namespace}.audit.jsonl", read_only=read_only)
 
     def exists(self, namespace: str) -> bool:
         return self.store_file(namespace).is_file()

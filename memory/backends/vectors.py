@@ -4,14 +4,15 @@
 server). A backend opens the store's `VectorIndex` (the in-memory table in front of a
 collection) and says what only it can see at a store's first open: vectors left behind by
 a store whose database went missing. A new vector backend is a `VectorBackend` subclass
-here whose collection answers Chroma's collection calls, and one line in `vector_backend_for`.
+here (one not reached through a Chroma client overrides `open`, handing `VectorIndex` a
+collection that answers Chroma's collection calls) and one line in `vector_backend_for`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from memory.backends.base import BaseDatabase
 from memory.errors import ConfigurationError
@@ -22,24 +23,6 @@ from memory.vector_index import (
     collection_prefix,
     release_chroma_client,
 )
-
-
-class VectorBackend(ABC):
-    """How a store's vector index is opened, and what its first open must refuse."""
-
-    @abstractmethod
-    def open(
-        self,
-        namespace: str,
-        store_id: str,
-        config: VectorIndexConfig | None,
-        read_only: bool,
-    ) -> VectorIndex:
-        """The store's index (its collection named after the namespace and the store id)."""
-
-    def refuse_orphans(self, db: BaseDatabase, namespace: str) -> None:
-        """At a new store's first open: refuse to start over next to vectors its lost
-        database left (nothing to see where vectors are shared, on a server)."""
 
 
 class _MemoryOnlyCollection:
@@ -62,12 +45,12 @@ class _MemoryOnlyCollection:
         return 0
 
 
-class EmbeddedChroma(VectorBackend):
-    """Chroma in `<data_dir>/chroma`, one client per folder per process."""
+class VectorBackend(ABC):
+    """How a store's vector index is opened, and what its first open must refuse."""
 
-    def __init__(self, data_dir: Path, port: int = 8000):
-        self.path = Path(data_dir) / "chroma"
-        self.port = port
+    reads_read_only: ClassVar[bool] = True
+    """Whether a read-only store can open its collection; else the vectors come from the
+    embedding cache into the index's in-memory table only."""
 
     def open(
         self,
@@ -76,11 +59,32 @@ class EmbeddedChroma(VectorBackend):
         config: VectorIndexConfig | None,
         read_only: bool,
     ) -> VectorIndex:
-        if read_only:  # embedded Chroma cannot even open read-only
+        """The store's index (its collection named after the namespace and the store id)."""
+        if read_only and not self.reads_read_only:
             return VectorIndex(_MemoryOnlyCollection(), config)
-        return VectorIndex.open(
-            namespace, store_id, path=self.path, host=None, port=self.port, config=config
-        )
+        return VectorIndex.open(namespace, store_id, config=config, **self._client())
+
+    @abstractmethod
+    def _client(self) -> dict[str, Any]:
+        """Where the Chroma client connects (`acquire_chroma_client`'s arguments)."""
+
+    def refuse_orphans(self, db: BaseDatabase, namespace: str) -> None:
+        """At a new store's first open: refuse to start over next to vectors its lost
+        database left (nothing to see where vectors are shared, on a server)."""
+
+
+class EmbeddedChroma(VectorBackend):
+    """Chroma in `<data_dir>/chroma`, one client per folder per process; it cannot even
+    open a folder it may not write."""
+
+    reads_read_only = False
+
+    def __init__(self, data_dir: Path, port: int = 8000):
+        self.path = Path(data_dir) / "chroma"
+        self.port = port
+
+    def _client(self) -> dict[str, Any]:
+        return {"path": self.path, "host": None, "port": self.port}
 
     def refuse_orphans(self, db: BaseDatabase, namespace: str) -> None:
         """A new SQLite file next to an embedded Chroma that already holds this namespace's
@@ -118,16 +122,8 @@ class ChromaServer(VectorBackend):
         self.host = host
         self.port = port
 
-    def open(
-        self,
-        namespace: str,
-        store_id: str,
-        config: VectorIndexConfig | None,
-        read_only: bool,
-    ) -> VectorIndex:
-        return VectorIndex.open(
-            namespace, store_id, path=None, host=self.host, port=self.port, config=config
-        )
+    def _client(self) -> dict[str, Any]:
+        return {"path": None, "host": self.host, "port": self.port}
 
 
 def vector_backend_for(chroma_host: str | None, chroma_port: int, data_dir: Path) -> VectorBackend:

@@ -77,11 +77,7 @@ def prepare_data_dir(data_dir: Path) -> bool:
     """
     path = Path(data_dir).expanduser()
     if path.exists() and not path.is_dir():
-        raise DataDirError(
-            path,
-            "not a directory",
-            f"data dir {path} is a file, not a directory; point it at a folder",
-        )
+        raise DataDirError.not_a_directory(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
