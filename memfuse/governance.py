@@ -340,7 +340,7 @@ class Governance:
         bundle = read_export(path)  # the whole file is checked before anything is written
         self._writing()
         with self.audited(user, via="import"):  # its events' entry commits with them
-            return import_bundle(self.store, bundle)  # type: ignore[arg-type]
+            return import_bundle(self.store, bundle)
 
     # --- export ---------------------------------------------------------------------------
 
