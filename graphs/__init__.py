@@ -5,7 +5,8 @@
 `context.py` (the run's knobs, a `graphs.context.RunContext`), `nodes.py` and `graph.py`
 (`builder` and the compiled `graph` that `langgraph.json` serves), plus what its job needs
 (`routers.py`, the fusion agent's `tools.py`, the retrieval controller's `decisions.py` and
-`planning.py`, the in-process drivers `run.py` / `ingest.py`).
+`planning.py`, the synthesis reviewers' deterministic `checks*.py`, the in-process drivers
+`run.py` / `ingest.py`).
 
 **Runs on a thread** (`graphs.state`): the first node, `begin`, starts the run from the
 caller's input alone; a thread keeps only `history` (one record per finished run).

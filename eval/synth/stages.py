@@ -46,9 +46,16 @@ from graphs.synthesis import SynthesisContext, SynthesisInput, SynthesisRequest,
 from memory.errors import ConfigurationError
 from memory.formats.memfusebench import VERSION, MemFuseBench, Scenario
 from memory.formats.memfusebench_io import dump, load, to_json, validate
-from memory.formats.stages import STAGES, Artifacts, PlannedEpisode, QuestionPool, Stage, Stream
-from memory.formats.stages import Timeline as TimelineArtifact
 from memory.settings import load_settings
+from signatures.synthesis_stages import (
+    STAGES,
+    Artifacts,
+    PlannedEpisode,
+    QuestionPool,
+    Stage,
+    Stream,
+)
+from signatures.synthesis_stages import Timeline as TimelineArtifact
 
 
 def household_type(request: SynthesisRequest) -> str:

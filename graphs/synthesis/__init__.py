@@ -1,7 +1,10 @@
 """MemFuseBench's Scene-to-Sensor synthesis (the paper's six stages with reviewer-corrector
 validation) as a LangGraph. `graph` is the compiled graph served as `synthesis`; `synthesize`
 drives one household-week, resumable from a SQLite checkpoint file; `StageGenerators` is what a
-caller injects to write the drafts offline (`eval.synth.stages.ProceduralStages`)."""
+caller injects to write the drafts offline (`eval.synth.stages.ProceduralStages`). `checks`
+(with `checks_answers`, `checks_questions`, `checks_stream`) holds the deterministic reviewers,
+which `memfuse check-dataset` also applies to a finished file; the stage artifacts are
+`signatures.synthesis_stages`."""
 
 from graphs.synthesis.context import StageGenerators, SynthesisContext
 from graphs.synthesis.graph import builder, graph

@@ -32,14 +32,14 @@ from graphs.context import Hidden, RunContext, about, run_context
 from graphs.resources import decision_lm, run_settings
 from graphs.synthesis.state import SynthesisRequest
 from memory.errors import ConfigurationError
-from memory.formats.stages import Artifacts, Stage
+from signatures.synthesis_stages import Artifacts, Stage
 
 
 @runtime_checkable
 class StageGenerators(Protocol):
     """Writes the first draft of a stage from the request and what the stages before accepted.
 
-    Returns that stage's artifact model (`memory.formats.stages`: Persona, Timeline, Stream,
+    Returns that stage's artifact model (`signatures.synthesis_stages`: Persona, Timeline, Stream,
     QuestionPool, QuestionPool, Scenario). Called again for a regeneration."""
 
     def generate(self, stage: Stage, request: SynthesisRequest, artifacts: Artifacts) -> BaseModel:

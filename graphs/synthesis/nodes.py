@@ -28,10 +28,10 @@ from graphs.synthesis.context import SynthesisContext, context_of, synthesis_lm
 from graphs.synthesis.review import code_review, parse_draft
 from graphs.synthesis.state import PastScenario, ReviewRound, State, SynthesisRequest
 from memory.errors import ConfigurationError
-from memory.formats.stages import STAGES, Issue, Stage
 from signatures.lm import DECIDED_BY_LLM, describe_failure, offline_fallback
 from signatures.retry import LLMProviderError
 from signatures.synthesis import SPECS, SynthesisBrief, SynthesisProgram
+from signatures.synthesis_stages import STAGES, Issue, Stage
 
 T = TypeVar("T")
 NO_DRAFTER = (

@@ -1,8 +1,8 @@
 """The synthesis graph's input, output and state (run semantics: `graphs.state`).
 
 One run builds one household-week of MemFuseBench through the six stages of
-`memory.formats.stages.STAGES`. What a stage accepted is kept in `artifacts`; the draft under
-review is `candidate`, kept as the JSON record of its stage's model (`memory.formats.stages`)
+`signatures.synthesis_stages.STAGES`. What a stage accepted is kept in `artifacts`; the draft under
+review is `candidate`, kept as the JSON record of its stage's model (`signatures.synthesis_stages`)
 dumped with only the fields that were set, so a scenario that goes through the graph is written
 to a file byte for byte as one that did not.
 """
@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from graphs.state import Input, keep_recent
 from memory.formats.memfusebench import Scenario
-from memory.formats.stages import Artifacts, Issue, Stage
+from signatures.synthesis_stages import Artifacts, Issue, Stage
 
 Status = Literal["running", "accepted", "failed"]
 Reviewer = Literal["code", "llm"]

@@ -18,8 +18,8 @@ import pytest
 
 from eval.synth.stages import ProceduralStages, request_for
 from memory.formats.loader import load_dataset
-from memory.formats.stages import STAGES, Artifacts
 from signatures.synthesis import SPECS
+from signatures.synthesis_stages import STAGES, Artifacts
 from tests.support.fake_openai import start_fake_openai
 
 MEMFUSE = Path(sys.executable).parent / "memfuse"

@@ -27,10 +27,10 @@ from graphs.synthesis.review import answers_preserved, kept_not_rewritten
 from memory.errors import ConfigurationError
 from memory.formats.memfusebench import MemFuseBench
 from memory.formats.memfusebench_io import to_json
-from memory.formats.stages import STAGES, Artifacts, Issue, Stage
+from signatures.synthesis_stages import STAGES, Artifacts, Issue, Stage
 
 # Index 0 with seed 4 passes every deterministic check as generated (many seeds do not yet:
-# memory.formats.checks flags answers whose facts their evidence does not state).
+# graphs.synthesis.checks flags answers whose facts their evidence does not state).
 INDEX, SEED = 0, 4
 REQUEST = {"scenario_index": INDEX, "seed": SEED}
 

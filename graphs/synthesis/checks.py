@@ -18,14 +18,14 @@ import re
 from collections import Counter
 from datetime import date, timedelta
 
-from memory.formats.checks_questions import (
+from graphs.synthesis.checks_questions import (
     NEAR_DUPLICATE_JACCARD,
     check_answer_facts,
     check_filtered,
     check_questions,
     issue,
 )
-from memory.formats.checks_stream import check_stream
+from graphs.synthesis.checks_stream import check_stream
 from memory.formats.memfusebench import (
     DEVICE_CAPABILITIES,
     BenchEvent,
@@ -33,8 +33,8 @@ from memory.formats.memfusebench import (
     Persona,
     Scenario,
 )
-from memory.formats.stages import Issue, QuestionPool, Stream, Timeline
 from memory.models import Modality
+from signatures.synthesis_stages import Issue, QuestionPool, Stream, Timeline
 
 __all__ = [
     "NEAR_DUPLICATE_JACCARD",

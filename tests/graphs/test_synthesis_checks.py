@@ -1,4 +1,4 @@
-"""The deterministic stage reviewers (`memory.formats.checks`): a small valid household-week
+"""The deterministic stage reviewers (`graphs.synthesis.checks`): a small valid household-week
 passes every check, each single fault yields exactly its code, and the real benchmark files
 have no structural issue."""
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.formats.checks import (
+from graphs.synthesis.checks import (
     check_benchmark,
     check_filtered,
     check_persona,
@@ -23,7 +23,7 @@ from memory.formats.checks import (
     check_timeline,
     device_type_key,
 )
-from memory.formats.checks_answers import unsupported_facts
+from graphs.synthesis.checks_answers import unsupported_facts
 from memory.formats.memfusebench import (
     BenchEvent,
     Character,
@@ -36,7 +36,7 @@ from memory.formats.memfusebench import (
     Scenario,
 )
 from memory.formats.memfusebench_io import load, to_json
-from memory.formats.stages import Issue, PlannedEpisode, QuestionPool, Stream, Timeline
+from signatures.synthesis_stages import Issue, PlannedEpisode, QuestionPool, Stream, Timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT.parent / "shared" / "dev" / "household_dev.json"
