@@ -344,8 +344,6 @@ class MemFuse(AgentAPI):
             )
         )
 
-    search_traced = search  # the name `search` had before it returned its trace
-
     def ask(
         self,
         question: str,
