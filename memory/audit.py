@@ -363,9 +363,12 @@ class AuditLog:
         """Entries matching every filter given (`since`/`until` inclusive, naive = UTC); the
         genesis entry included. `node_id` matches digests, so a redacted id is still found.
         A complete line that is not an entry raises DamagedFileError: evidence is not skipped."""
+        return filter_entries(self._all_entries(), op, actor, since, until, node_id)
+
+    def _all_entries(self) -> list[AuditEntry]:
+        """Every entry in log order, wherever the log keeps them (here: its file's lines)."""
         lines = (_read(self.path) or b"").split(b"\n")[:-1]  # an incomplete tail is no entry
-        found = [self._entry_or_damaged(line, f"line {n}") for n, line in enumerate(lines, 1)]
-        return filter_entries(found, op, actor, since, until, node_id)
+        return [self._entry_or_damaged(line, f"line {n}") for n, line in enumerate(lines, 1)]
 
     def find(self, node_id: str) -> list[AuditEntry]:
         """Every entry naming `node_id` (an event or a fused node), redacted or not."""
@@ -413,24 +416,10 @@ class AuditLog:
 
     def verify(self) -> VerifyReport:
         """Walk the whole chain; each problem names its line and what it means."""
-        problems: list[str] = []
         with self._locked(exclusive=False):  # the log and its head as of one moment
             *complete, tail = (_read(self.path) or b"").split(b"\n")
             head = _read(self.head_path)
-        salt, previous, count = None, None, 0
-        redactions = _Redactions()
-        for number, line in enumerate(complete, 1):
-            try:
-                entry = _parsed(line)
-            except _BadLine as exc:
-                problems.append(f"line {number} is not a valid entry ({exc})")
-                continue
-            count += 1
-            if number == 1 and entry.op == "genesis":
-                salt = entry.details.get("salt")
-            problems += [f"line {number}: {p}" for p in _link_problems(entry, previous, salt)]
-            redactions.note(number, entry)
-            previous = entry
+        problems, count, previous, redactions = walk_chain(complete)
         if tail:
             problems.append(f"line {len(complete) + 1} is incomplete (an interrupted append)")
         problems += self._head_problems(head, previous)
@@ -554,6 +543,29 @@ class _Redactions:
             for digest, number in sorted(self.nulled.items(), key=lambda item: item[1])
             if digest not in self.forgotten
         ]
+
+
+def walk_chain(
+    lines: Iterable[bytes],
+) -> tuple[list[str], int, AuditEntry | None, _Redactions]:
+    """`verify`'s walk over a log's complete lines, wherever they are kept: the problems line
+    by line, how many lines are entries, the last entry, and the redactions seen."""
+    problems: list[str] = []
+    salt, previous, count = None, None, 0
+    redactions = _Redactions()
+    for number, line in enumerate(lines, 1):
+        try:
+            entry = _parsed(line)
+        except _BadLine as exc:
+            problems.append(f"line {number} is not a valid entry ({exc})")
+            continue
+        count += 1
+        if number == 1 and entry.op == "genesis":
+            salt = entry.details.get("salt")
+        problems += [f"line {number}: {p}" for p in _link_problems(entry, previous, salt)]
+        redactions.note(number, entry)
+        previous = entry
+    return problems, count, previous, redactions
 
 
 def _link_problems(entry: AuditEntry, previous: AuditEntry | None, salt: object) -> list[str]:

@@ -58,13 +58,11 @@ from memory.audit import (
     _draft,
     _fields,
     _line,
-    _link_problems,
     _parsed,
-    _Redactions,
     _sealed,
     _utc,
-    filter_entries,
     id_digest,
+    walk_chain,
 )
 from memory.backends.base import POLL_SECONDS, Backend, BaseDatabase, WriterLock
 from memory.errors import (
@@ -443,7 +441,6 @@ class PostgresAuditLog(AuditLog):
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
-
         conn = connect(self.url, self.where)
         try:
             yield conn
@@ -473,11 +470,9 @@ class PostgresAuditLog(AuditLog):
         self._ready = True
 
     def _lock(self, conn: Any) -> None:
-
         conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (AUDIT_LOCK, lock_key(self.schema)))
 
     def _table(self, name: str) -> Any:
-
         return sql.Identifier(self.schema, name)
 
     def _has_tables(self, conn: Any) -> bool:
@@ -489,7 +484,6 @@ class PostgresAuditLog(AuditLog):
         return bool(row and row[0] == 2)
 
     def _rows(self, conn: Any) -> list[tuple[int, str]]:
-
         if not self._has_tables(conn):
             return []
         query = sql.SQL("SELECT seq, line FROM {} ORDER BY seq").format(self._table("audit_log"))
@@ -502,7 +496,6 @@ class PostgresAuditLog(AuditLog):
             raise DamagedFileError(self.where, f"{where} is not a valid entry: {exc}", RECOVERY)
 
     def _salt_of(self, conn: Any) -> str:
-
         query = sql.SQL("SELECT line FROM {} ORDER BY seq LIMIT 1").format(self._table("audit_log"))
         row = conn.execute(query).fetchone() if self._has_tables(conn) else None
         if row is None:
@@ -559,19 +552,10 @@ class PostgresAuditLog(AuditLog):
                 )
         return new[-len(drafts) :]
 
-    def entries(
-        self,
-        *,
-        op: str | None = None,
-        actor: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        node_id: str | None = None,
-    ) -> list[AuditEntry]:
+    def _all_entries(self) -> list[AuditEntry]:
         with self._connection() as conn:
             rows = self._rows(conn)
-        found = [self._damaged(line, f"entry {seq}") for seq, line in rows]
-        return filter_entries(found, op, actor, since, until, node_id)
+        return [self._damaged(line, f"entry {seq}") for seq, line in rows]
 
     def digest(self, node_id: str) -> str:
         with self._connection() as conn:
@@ -620,8 +604,6 @@ class PostgresAuditLog(AuditLog):
 
     def verify(self) -> VerifyReport:
         """Walk the whole chain as of one snapshot; each problem names its entry (by row)."""
-
-        problems: list[str] = []
         with self._connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             rows = self._rows(conn)
@@ -634,20 +616,7 @@ class PostgresAuditLog(AuditLog):
                 if rows or self._has_tables(conn)
                 else None
             )
-        salt, previous, count = None, None, 0
-        redactions = _Redactions()
-        for number, (_, line) in enumerate(rows, 1):
-            try:
-                entry = _parsed(line.encode())
-            except _BadLine as exc:
-                problems.append(f"line {number} is not a valid entry ({exc})")
-                continue
-            count += 1
-            if number == 1 and entry.op == "genesis":
-                salt = entry.details.get("salt")
-            problems += [f"line {number}: {p}" for p in _link_problems(entry, previous, salt)]
-            redactions.note(number, entry)
-            previous = entry
+        problems, count, previous, redactions = walk_chain(line.encode() for _, line in rows)
         head = None if head_row is None else json.dumps({"seq": head_row[0], "hash": head_row[1]})
         problems += self._head_problems(None if head is None else head.encode(), previous)
         problems += redactions.problems()
