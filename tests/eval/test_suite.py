@@ -221,4 +221,4 @@ def test_cli_suite_parses_options_into_a_request(tmp_path, monkeypatch):
     assert [str(p) for p in request.dev_files] == ["h1.json", "h2.json"]
 
     plain = CliRunner().invoke(app, ["bench", "--systems", "bm25"])
-    assert plain.exit_code != 0 and "--dataset is required" in str(plain.exception)
+    assert plain.exit_code == 2 and "--dataset is required" in plain.output  # a usage error
