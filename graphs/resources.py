@@ -170,11 +170,16 @@ class Resources:
         if self.store is not None:
             self.store.refresh()
 
+    @property
+    def served(self) -> bool:
+        """A store this run opened itself (a served run), rather than one handed in by its
+        holder (MemFuse, an ingest), which takes the writer lock and delivers the audit log."""
+        return self.store is not None and self.injected.store is None
+
     def served_audit_log(self) -> AuditLog | None:
-        """The audit log of a store this run opened itself (a served run); None when the
-        store was handed in, since its holder (MemFuse, an ingest) records and delivers."""
+        """The audit log of a served run's store; None when the store was handed in."""
         store = self.store
-        if store is None or self.injected.store is not None:
+        if store is None or not self.served:
             return None
         backend = backend_for(self.settings, store.data_dir)
         return backend.audit_log(store.namespace, read_only=store.read_only)
@@ -186,7 +191,7 @@ class Resources:
         `served_write_wait_seconds`, then fails naming the holder. A run whose store was
         handed in writes under its holder's lock (MemFuse, an ingest) and takes none."""
         store = self.store
-        if store is None or self.injected.store is not None or store.read_only:
+        if store is None or not self.served or store.read_only:
             yield  # a read-only store refuses the write itself, with the reason
             return
         backend = backend_for(self.settings, store.data_dir)

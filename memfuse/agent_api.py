@@ -96,11 +96,7 @@ class AgentAPI(Governance):
         store, _ = self.reader_store(user, admin, what="get")
         if is_fused_id(node_id) or not store.has_node(node_id):
             return None
-        return EventRecord(
-            event=store.get_event(node_id),
-            visibility=store.visibility_of(node_id),
-            fused=store.fused_of(node_id),
-        )
+        return EventRecord.read(store, store.get_event(node_id))
 
     def get_all(
         self,

@@ -182,13 +182,21 @@ class MemFuse(AgentAPI):
     def namespace(self) -> str:
         return self.store.namespace
 
+    def _take_writer(self) -> WriterLock | None:
+        """Take the writer lock when not held yet (then the store catches up with what the
+        previous holder wrote); returns the lock it took, None when it took none."""
+        lock = self._writer_lock
+        if lock is None or lock.held:
+            return None
+        lock.acquire()
+        self.store.refresh()
+        return lock
+
     def _writing(self) -> None:
         """Take the writer lock for a write through a memory opened for reading (open with
         `writer=True` to hold it from the start, before the store reads its state), then
         deliver what an earlier writer's crash left in the audit outbox."""
-        if self._writer_lock is not None and not self._writer_lock.held:
-            self._writer_lock.acquire()
-            self.store.refresh()
+        self._take_writer()
         self.audit.deliver(self.store)
 
     @contextmanager
@@ -196,18 +204,12 @@ class MemFuse(AgentAPI):
         """Hold the writer lock for the block only, when not held already: a long-lived
         service (a served store) writes now and then and must not keep every other writer
         of the data dir out in between."""
-        lock = self._writer_lock
-        took = lock is not None and not lock.held
-        if took:
-            assert lock is not None
-            lock.acquire()
-            self.store.refresh()
+        taken = self._take_writer()
         try:
             yield
         finally:
-            if took:
-                assert lock is not None
-                lock.release()
+            if taken is not None:
+                taken.release()
 
     @contextmanager
     def audited(self, user: str | None, **details: Any) -> Iterator[None]:

@@ -52,6 +52,15 @@ class EventRecord(BaseModel):
     visibility: str
     fused: list[str] = Field(default_factory=list, description="Packs it belongs to.")
 
+    @classmethod
+    def read(cls, store: MemoryStoreAPI, event: Event) -> EventRecord:
+        """The record of an event as this store (a reader's view) shows it."""
+        return cls(
+            event=event,
+            visibility=store.visibility_of(event.event_id),
+            fused=store.fused_of(event.event_id),
+        )
+
 
 class NodeView(BaseModel):
     """`memfuse show`: an event with its packs, edges and provenance, or a pack with its
@@ -190,14 +199,7 @@ class Governance:
         found = select_events(store, selector or EventFilter())
         if limit is not None:
             found = found[:limit]
-        return [
-            EventRecord(
-                event=e,
-                visibility=store.visibility_of(e.event_id),
-                fused=store.fused_of(e.event_id),
-            )
-            for e in found
-        ]
+        return [EventRecord.read(store, e) for e in found]
 
     def show(self, node_id: str, *, user: str | None = None, admin: bool = False) -> NodeView:
         """An event with its packs, edges and provenance, or a pack with its members."""

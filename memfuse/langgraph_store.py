@@ -281,9 +281,8 @@ class MemFuseStore(BaseStore):
                     scores[entry.node_id] = entry.score
         else:
             items.sort(key=lambda e: (e.timestamp, e.event_id), reverse=True)
-        ranked = sorted(items, key=lambda e: e.event_id not in scores)  # stable: ties keep order
-        if scores:
-            ranked.sort(key=lambda e: -scores.get(e.event_id, float("-inf")))
+        # best score first, the unscored after them; the sort is stable, so ties keep order
+        ranked = sorted(items, key=lambda e: -scores.get(e.event_id, float("-inf")))
         window = ranked[op.offset : op.offset + op.limit]
         return [SearchItem(**_item_fields(e), score=scores.get(e.event_id)) for e in window]
 

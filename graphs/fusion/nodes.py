@@ -284,7 +284,7 @@ def _audited(runtime: Runtime[FusionContext], decided_by: str | None = None) -> 
     run, which no MemFuse holds, writes under the writer lock, names itself and delivers its
     entries at once."""
     resources = _resources(runtime)
-    served = resources.served_audit_log() is not None
+    served = resources.served
     details = {} if decided_by is None else {"decided_by": decided_by}
     with resources.writing(), audited_as("server:fusion" if served else None, **details):
         yield

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -225,7 +224,7 @@ def test_a_read_that_names_nobody_is_refused(memory: MemFuse) -> None:
         MemFuseStore(memory).search(("recipes",))
 
 
-def test_admin_reads_are_audited(memory: MemFuse, tmp_path: Path) -> None:
+def test_admin_reads_are_audited(memory: MemFuse) -> None:
     before = len(memory.audit.entries())
     MemFuseStore(memory, admin=True).search(("memories",))
     after = memory.audit.entries()
