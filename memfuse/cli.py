@@ -253,8 +253,15 @@ def ask(
 @app.command()
 def stats(data_dir: Path | None = DataDir, namespace: str | None = Namespace) -> None:
     """Counts of events, fused nodes and edges by type, and which memory they are of."""
-    with open_memory(data_dir, namespace, must_exist=True) as memory:
-        console().print(stats_table(memory.stats(), str(memory.store.data_dir), memory.namespace))
+    from memfuse.settings import load_settings
+    from memory.opener import read_stats
+
+    settings = load_settings(data_dir=data_dir)
+    root = state.data_dir = (data_dir or settings.data_dir).expanduser()
+    name = namespace or settings.namespace
+    console().print(
+        stats_table(read_stats(settings, data_dir=root, namespace=name), str(root), name)
+    )
 
 
 def _command_name(command: typer.models.CommandInfo) -> str:

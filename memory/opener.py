@@ -19,6 +19,7 @@ from memory.settings import MemFuseSettings
 
 if TYPE_CHECKING:  # the store pulls in Chroma: loaded when a store is opened, not looked for
     from memory.store import MemoryStore
+    from memory.store_api import StoreStats
 
 _DEFAULTS = MemFuseSettings.model_construct()
 """Every setting's default, whatever the environment says: a scratch store's settings."""
@@ -42,12 +43,14 @@ def open_store(
     namespace: str | None = None,
     embedder: Embedder | None = None,
     read_only: bool | None = None,
+    vectors: bool = True,
 ) -> MemoryStore:
     """Open (or create) the store of a data dir and namespace (default: the settings'), on the
     backend, Chroma and embedding the settings name (`embedder`: this one instead, e.g. one
     shared by many scratch stores). `settings` None: every default, not the environment's —
     a scratch store in its own folder. `read_only`: what the caller's `prepare_data_dir`
-    found, so it does not run twice (None: it runs here; see `MemoryStore.open`)."""
+    found, so it does not run twice (None: it runs here; see `MemoryStore.open`).
+    `vectors=False`: read-only, without Chroma, for counts alone (see `read_stats`)."""
     from memory.store import MemoryStore
 
     settings = settings or _DEFAULTS
@@ -61,7 +64,17 @@ def open_store(
         chroma_port=settings.chroma_port,
         database_url=settings.database_url,
         read_only=read_only,
+        vectors=vectors,
     )
+
+
+def read_stats(settings: MemFuseSettings, *, data_dir: Path, namespace: str) -> StoreStats:
+    """The counts of an existing store (`memfuse stats`), read without opening its vectors:
+    loading Chroma is most of such a short command's start-up, and counts need none of it.
+    The store opened for this never leaves here, so nothing can search its empty index."""
+    require_store(settings, data_dir=data_dir, namespace=namespace)
+    with open_store(settings, data_dir=data_dir, namespace=namespace, vectors=False) as store:
+        return store.stats()
 
 
 def store_exists(source: Source, *, data_dir: Path, namespace: str) -> bool:

@@ -45,6 +45,19 @@ class _MemoryOnlyCollection:
         return 0
 
 
+class _UnopenedCollection:
+    """Stands in for the collection of a store opened for its counts alone (`memfuse stats`):
+    Chroma is never loaded, which is most of such a command's start-up. The store holding it
+    never leaves the opener (see `memory.opener.read_stats`); a vector call is a bug there."""
+
+    name = "unopened"
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise ConfigurationError("this store was opened for its counts only, without its vectors")
+
+    get = upsert = delete = count = query = _refuse
+
+
 class VectorBackend(ABC):
     """How a store's vector index is opened, and what its first open must refuse."""
 
@@ -63,6 +76,11 @@ class VectorBackend(ABC):
         if read_only and not self.reads_read_only:
             return VectorIndex(_MemoryOnlyCollection(), config)
         return VectorIndex.open(namespace, store_id, config=config, **self._client())
+
+    @staticmethod
+    def unopened(config: VectorIndexConfig | None) -> VectorIndex:
+        """An index with no collection behind it, for a store opened for its counts only."""
+        return VectorIndex(_UnopenedCollection(), config)
 
     @abstractmethod
     def _client(self) -> dict[str, Any]:

@@ -109,6 +109,7 @@ class StoreOpening(StoreCore):
         database_url: str | None = None,
         *,
         read_only: bool | None = None,
+        vectors: bool = True,
     ) -> Self:
         """Open (or create) the store in `data_dir`, restoring everything it holds.
 
@@ -131,6 +132,9 @@ class StoreOpening(StoreCore):
 
         `read_only` is what the caller's own `prepare_data_dir(data_dir)` found (True: the
         data dir is not writable), so that it does not run twice; None: it runs here.
+
+        `vectors=False` opens an existing store for its counts alone (`stats`): read-only,
+        without Chroma (most of a short command's start-up) and without reconciling it.
         """
         if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
             raise ConfigurationError(
@@ -141,6 +145,7 @@ class StoreOpening(StoreCore):
             raise ConfigurationError("give either an embedder or an embedding config, not both")
         data_dir = Path(data_dir).expanduser()
         dir_read_only = not prepare_data_dir(data_dir) if read_only is None else read_only
+        dir_read_only = dir_read_only or not vectors
         backend = backend_for(database_url, data_dir)
         read_only = backend.opens_read_only(namespace, dir_read_only)
         vector_backend = vector_backend_for(chroma_host, chroma_port, data_dir)
@@ -160,7 +165,11 @@ class StoreOpening(StoreCore):
             store_id, created = cls._check_meta(db, embedder)
             if created:
                 vector_backend.refuse_orphans(db, namespace)
-            vectors = vector_backend.open(namespace, store_id, vector_config, read_only)
+            index = (
+                vector_backend.open(namespace, store_id, vector_config, read_only)
+                if vectors
+                else vector_backend.unopened(vector_config)
+            )
         except BaseException as exc:
             db.close()
             if owns_embedder and isinstance(embedder, CachedEmbedder):
@@ -175,12 +184,13 @@ class StoreOpening(StoreCore):
                 db=db,
                 embedder=embedder,
                 owns_embedder=owns_embedder,
-                vectors=vectors,
+                vectors=index,
                 bm25=bm25,
             )
-            store.open_repairs = store._reconcile_vectors()
+            if vectors:
+                store.open_repairs = store._reconcile_vectors()
         except BaseException as exc:
-            vectors.close(flush=False)
+            index.close(flush=False)
             db.close()
             if owns_embedder and isinstance(embedder, CachedEmbedder):
                 embedder.close()

@@ -9,6 +9,8 @@ resources too (they used to look for `<namespace>.sqlite` only).
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -20,9 +22,10 @@ from graphs.resources import close_stores, resources_for
 from memory.backends import backend_for
 from memory.backends.base import Backend, BaseDatabase
 from memory.backends.sqlite import SQLiteBackend
+from memory.backends.vectors import VectorBackend
 from memory.errors import ConfigurationError, DataDirError
-from memory.models import Event
-from memory.opener import open_store, require_store, store_exists
+from memory.models import Edge, EdgeType, Event, FusedNode
+from memory.opener import open_store, read_stats, require_store, store_exists
 from memory.settings import MemFuseSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,6 +116,67 @@ def test_store_exists_and_require_store_on_sqlite(tmp_path: Path) -> None:
     require_store(settings, data_dir=tmp_path, namespace="default")
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file's bytes but SQLite's WAL sidecars, which any reader of the file opens."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and not p.name.endswith(("-shm", "-wal"))
+    }
+
+
+def _stats_read_as_stored(settings: MemFuseSettings, namespace: str) -> None:
+    """`read_stats` gives the open store's numbers, and a missing namespace one line."""
+    second = _event().model_copy(
+        update={
+            "event_id": "e2",
+            "device": "cam_hall",
+            "characters": ("Ann",),
+            "timestamp": datetime(2024, 3, 2, 9, 0),
+            "description": "Ann came home",
+        }
+    )
+    with open_store(settings, namespace=namespace) as store:
+        store.add_events([_event(), second])
+        store.put_fused(FusedNode.from_members("fused_1", "a morning at home", [_event(), second]))
+        store.add_edge(Edge(src="e1", dst="e2", type=EdgeType.CAUSAL, weight=0.5))
+        expected = store.stats()
+    assert expected.events == 2 and expected.fused_nodes == 1 and expected.edges["causal"] == 1
+    before = _files(settings.data_dir)
+    assert read_stats(settings, data_dir=settings.data_dir, namespace=namespace) == expected
+    assert _files(settings.data_dir) == before
+    with pytest.raises(DataDirError, match=f"holds no store '{namespace}x'"):
+        read_stats(settings, data_dir=settings.data_dir, namespace=f"{namespace}x")
+
+
+def test_read_stats_counts_what_the_store_counts_without_opening_its_vectors(
+    tmp_path: Path,
+) -> None:
+    """`memfuse stats` reads counts through `read_stats`: the same numbers as the open store's,
+    without loading Chroma (most of a short command's start-up), and without writing a byte."""
+    _stats_read_as_stored(_settings(tmp_path), "default")
+
+    script = (
+        "import sys; from pathlib import Path; from memory.opener import read_stats; "
+        "from memory.settings import MemFuseSettings as S; "
+        f"s = S(data_dir=Path({str(tmp_path)!r}), embedding_provider='hashing', chroma_host=None, "
+        "_env_file=None); print(read_stats(s, data_dir=s.data_dir, namespace='default').events, "
+        "'chromadb' in sys.modules)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert ran.stdout.split() == ["2", "False"]
+
+
+def test_an_unopened_vector_index_refuses_every_vector_call() -> None:
+    """The counts-only store's index has no collection: a vector call there is a bug, loud."""
+    collection = VectorBackend.unopened(None)._col  # what stands behind it
+    for call in ("get", "upsert", "delete", "query", "count"):
+        with pytest.raises(ConfigurationError, match="opened for its counts only"):
+            getattr(collection, call)(ids=["x"])
+
+
 @pytest.mark.server
 def test_a_store_on_postgres_is_found_through_the_graphs_resources(
     postgres_url: str, tmp_path: Path
@@ -144,3 +208,8 @@ def test_a_store_on_postgres_is_found_through_the_graphs_resources(
         )
     finally:
         close_stores()
+
+
+@pytest.mark.server
+def test_read_stats_of_a_store_on_postgres(postgres_url: str, tmp_path: Path) -> None:
+    _stats_read_as_stored(_settings(tmp_path, postgres_url), f"t{uuid.uuid4().hex[:12]}")
