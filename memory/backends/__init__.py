@@ -2,8 +2,9 @@
 
 Without a database URL every store is a file in the data dir (`sqlite`); a URL's scheme names
 the server that keeps them instead. A new SQL backend is one module here (a `Backend`
-subclass: its `BaseDatabase`, writer lock and audit log) and one line in `_BY_SCHEME`; its
-module loads only when a URL names it, so a client library (psycopg) costs nothing until used.
+subclass: its `BaseDatabase`, writer lock and audit log; a part may have a sibling module, as
+PostgreSQL's audit log has) and one line in `_BY_SCHEME`; its module loads only when a URL
+names it, so a client library (psycopg) costs nothing until used.
 """
 
 from __future__ import annotations

@@ -23,12 +23,12 @@ import pytest
 
 from memory.backends import backend_for
 from memory.backends.postgres import (
-    PostgresAuditLog,
     PostgresDatabase,
     PostgresWriterLock,
     schema_for,
     translate,
 )
+from memory.backends.postgres_audit import PostgresAuditLog
 from memory.backends.sqlite import Database
 from memory.edge_store import EdgeStore
 from memory.errors import DataDirBusyError, EventConflictError, ReadOnlyDataDirError
