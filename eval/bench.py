@@ -3,9 +3,9 @@
 Per scenario, one store is built per ingest mode and cached on disk under a key
 that changes with anything that would change its content (dataset bytes, scenario,
 ingest mode and its config key, embedding model), so a re-run skips ingest and
-reports the ingest time of the run that built it. Retrieval metrics need no LLM;
-with one configured, every context is also read and the answer judged against its
-checklist.
+reports the ingest time of the run that built it (`eval.bench_stores`). Retrieval
+metrics need no LLM; with one configured, every context is also read and the answer
+judged against its checklist (`eval.bench_question`).
 
 `limit` keeps the first N questions of every scenario (ingest still covers the
 whole scenario, so stores stay reusable across limits). Timings leave warm-up out:
@@ -16,13 +16,8 @@ one untimed retrieval per store before its questions are measured.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
-import shutil
-import time
 from collections.abc import Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -31,36 +26,18 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from eval.judge import JudgeError, judge_role
-from eval.metrics import (
-    QuestionMeasure,
-    aggregate,
-    checklist_coverage,
-    context_text,
-    count_tokens,
-    distractors_by_question,
-    evidence_recall,
-    full_evidence,
-    mean,
-)
+from eval.bench_question import Scorer, measure
+from eval.bench_stores import StoreCache
+from eval.metrics import QuestionMeasure, aggregate, distractors_by_question, mean
 from eval.report import markdown_report, plot_recall_by_category
-from eval.systems import (
-    INGESTORS,
-    BenchSystem,
-    EventStream,
-    IngestMode,
-    RetrievalOutcome,
-    full_context,
-    resolve_systems,
-)
-from graphs.llm import LLMProviderError, RetryPolicy, reader_role
+from eval.systems import INGESTORS, BenchSystem, EventStream, IngestMode, resolve_systems
+from graphs.llm import RetryPolicy
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.errors import ConfigurationError
 from memory.formats.loader import load_dataset
 from memory.formats.models import BenchDataset, BenchQuestion, BenchScenario, DatasetFormat
 
 NO_LLM_NOTE = "No LLM configured: only retrieval metrics are reported (no checklist score)."
-INGEST_MARKER = "bench-ingest.json"
 
 
 @dataclass
@@ -90,35 +67,7 @@ class BenchResults:
         return self.out_dir / "recall_by_category.png"
 
 
-# --- stores ---------------------------------------------------------------------------
-
-
-def store_key(content_hash: str, scenario_id: str, mode: IngestMode, embedding_id: str) -> str:
-    """Cache key of one scenario's store: equal keys ⇒ identical ingest input and method."""
-    parts = [content_hash, scenario_id, mode.name, mode.config_key, embedding_id]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
-
-
-@dataclass
-class PreparedStore:
-    store: Any
-    ingest_seconds: float
-    built_now: bool
-    mode: IngestMode
-    cache: str | None = None
-    """'cold' (the build embedded most of its texts) or 'warm' (it found them in the embedding
-    cache); None for a store built before this was recorded."""
-
-
-def embedding_misses(embedder: Any) -> int | None:
-    """Texts the embedder has had to embed so far (None: it keeps no cache, so every text)."""
-    misses = getattr(embedder, "misses", None)
-    return misses if isinstance(misses, int) else None
-
-
-def cache_state(misses: int | None, events: int) -> str:
-    """A build is cold when it embedded at least half of its events' texts."""
-    return "cold" if misses is None or misses * 2 >= max(events, 1) else "warm"
+# --- the run --------------------------------------------------------------------------
 
 
 def sample_questions(questions: Sequence[BenchQuestion], limit: int | None) -> list[BenchQuestion]:
@@ -136,186 +85,6 @@ def sample_questions(questions: Sequence[BenchQuestion], limit: int | None) -> l
                 picked.append(queue[depth])
     order = {id(q): i for i, q in enumerate(questions)}
     return sorted(picked, key=lambda q: order[id(q)])
-
-
-class StoreCache:
-    """Opens (or builds) the store of one scenario and ingest mode under `data_dir`.
-
-    Layout: `<data_dir>/bench_<mode>_<key>/bench-ingest.json` names the finished build
-    folder next to it. The marker is written (atomically) only after a successful
-    ingest, so a build without one was interrupted: it is discarded and the store is
-    rebuilt in a fresh folder and namespace (never reusing half-ingested data, and never
-    reopening a path a Chroma client of this process may still hold).
-    """
-
-    def __init__(
-        self,
-        data_dir: Path,
-        content_hash: str,
-        settings: MemFuseSettings,
-        embedder: Any,
-        progress: bool,
-    ):
-        self.data_dir = data_dir
-        self.content_hash = content_hash
-        self.settings = settings
-        self.embedder = embedder
-        self.progress = progress
-
-    def prepare(self, scenario: BenchScenario, mode: IngestMode) -> PreparedStore:
-        if not mode.needs_store:
-            return PreparedStore(EventStream(tuple(scenario.events)), 0.0, False, mode)
-        key = store_key(self.content_hash, scenario.scenario_id, mode, self.embedder.model_id)
-        root = self.data_dir / f"bench_{mode.name}_{key}"
-        marker = root / INGEST_MARKER
-        if marker.is_file():
-            record = json.loads(marker.read_text())
-            store = self._open(root / record["build"], record["namespace"])
-            seconds = float(record["ingest_seconds"])
-            return PreparedStore(store, seconds, False, mode, record.get("embedding_cache"))
-        for stale in root.glob("build-*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        build = f"build-{secrets.token_hex(4)}"
-        namespace = f"{mode.name}_{key}_{build[6:]}"  # unique on a shared Chroma server too
-        store = self._open(root / build, namespace)
-        try:
-            _ = self.embedder.dim  # load the model before the clock starts: not ingest time
-            misses_before = embedding_misses(self.embedder)
-            start = time.perf_counter()
-            report = mode(store, scenario.events, self.progress)
-            seconds = time.perf_counter() - start
-            misses_after = embedding_misses(self.embedder)
-            misses = (
-                None
-                if misses_before is None or misses_after is None
-                else misses_after - misses_before
-            )
-            cache = cache_state(misses, len(scenario.events))
-        except BaseException:
-            store.close()
-            raise
-        record = {
-            "build": build,
-            "namespace": namespace,
-            "scenario_id": scenario.scenario_id,
-            "dataset_sha256": self.content_hash,
-            "ingest_mode": mode.name,
-            "config_key": mode.config_key,
-            "embedding_model": self.embedder.model_id,
-            "events": len(scenario.events),
-            "ingest_seconds": seconds,
-            "embedding_cache": cache,
-            "report": report.model_dump(mode="json"),
-            "built_at": datetime.now().isoformat(timespec="seconds"),
-        }
-        tmp = marker.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=1))
-        tmp.replace(marker)
-        return PreparedStore(store, seconds, True, mode, cache)
-
-    def _open(self, folder: Path, namespace: str) -> Any:
-        """A build's store, in its folder's SQLite file whatever the database URL says (a
-        stale build is discarded by removing its folder), on the settings' Chroma."""
-        from memory.opener import open_store
-
-        local = self.settings.model_copy(update={"database_url": None})
-        return open_store(local, data_dir=folder, namespace=namespace, embedder=self.embedder)
-
-
-# --- one question ---------------------------------------------------------------------
-
-
-@dataclass
-class Scorer:
-    """Reader + judge for one run; None of it exists when no LLM is configured."""
-
-    settings: MemFuseSettings
-    retry: RetryPolicy | None = None
-
-    def __post_init__(self) -> None:
-        from eval.judge import Judge
-        from graphs.reader import Reader
-
-        self.reader = Reader(reader_role(self.settings, self.retry))
-        self.judge = Judge(judge_role(self.settings, self.retry))
-
-    def score(
-        self, system: BenchSystem, question: BenchQuestion, outcome: RetrievalOutcome
-    ) -> dict[str, Any]:
-        """Answer + judgement; an unscorable question is recorded with its error, never zeroed."""
-        items = [c.item for c in question.checklist] if question.checklist else [question.answer]
-        try:
-            answer = self.reader.answer(
-                outcome.context,
-                question=question.question,
-                questioner=question.user,
-                question_time=question.time,
-                full_context=full_context(system),
-            )
-            verdict = self.judge.score(question.question_id, question.question, answer, items)
-        except (JudgeError, LLMProviderError) as exc:
-            return {"checklist_score": None, "unscorable": True, "error": str(exc)}
-        return {
-            "answer": answer,
-            "checklist_score": verdict.score,
-            "judge_attempts": verdict.attempts,
-            "judgements": [
-                {"index": j.index, "point": j.point, "covered": j.covered, "reason": j.reason}
-                for j in verdict.judgements
-            ],
-            "unscorable": False,
-        }
-
-
-def measure(
-    system: BenchSystem,
-    scenario: BenchScenario,
-    question: BenchQuestion,
-    outcome: RetrievalOutcome,
-    judged: Mapping[str, Any] | None,
-    distractors: AbstractSet[str] = frozenset(),
-) -> tuple[QuestionMeasure, dict[str, Any]]:
-    """The question's metrics and its questions.jsonl record; `distractors` are the events
-    the generator wrote to mislead this question."""
-    ids = outcome.event_ids
-    retrieved = set(ids)
-    lines = [e.text for e in sorted(outcome.context, key=lambda e: e.timestamp)]
-    tokens = count_tokens(context_text(lines))
-    m = QuestionMeasure(
-        category=question.category,
-        recall=evidence_recall(question.evidence_ids, ids),
-        full_evidence=full_evidence(question.evidence_ids, ids),
-        checklist_coverage=checklist_coverage(question.checklist, ids),
-        context_tokens=tokens,
-        search_ms=outcome.elapsed_ms,
-        checklist_score=judged.get("checklist_score") if judged else None,
-        unscorable=bool(judged and judged.get("unscorable")),
-        distractors=len(distractors),
-        distractors_retrieved=len(distractors & retrieved),
-    )
-    record: dict[str, Any] = {
-        "system": system.name,
-        "scenario_id": scenario.scenario_id,
-        "question_id": question.question_id,
-        "category": question.category,
-        "recall": m.recall,
-        "full_evidence": m.full_evidence,
-        "checklist_coverage": m.checklist_coverage,
-        "context_tokens": tokens,
-        "search_ms": round(outcome.elapsed_ms, 3),
-        "rounds": outcome.rounds,
-        "retrieved_ids": ids if len(ids) <= 200 else [*ids[:200], f"... {len(ids) - 200} more"],
-        "gold_ids": question.evidence_ids,
-        "missing_gold": [g for g in question.evidence_ids if g not in retrieved],
-    }
-    if distractors:
-        record["distractors_retrieved"] = sorted(distractors & retrieved)
-    if judged is not None:
-        record.update(judged)
-    return m, record
-
-
-# --- the run --------------------------------------------------------------------------
 
 
 def _llm_settings(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from eval.bench import StoreCache
+from eval.bench_stores import StoreCache
 from eval.metrics import evidence_recall
 from eval.systems import INGESTORS, resolve_systems
 from memfuse.render import context_table

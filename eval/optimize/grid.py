@@ -20,7 +20,7 @@ from typing import Any
 
 from rich.console import Console
 
-from eval.bench import StoreCache
+from eval.bench_stores import StoreCache
 from eval.fusion_metrics import fusion_stats
 from eval.metrics import evidence_recall, mean
 from eval.optimize.dspy_opt import evaluate_program

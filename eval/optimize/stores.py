@@ -1,6 +1,6 @@
 """The fused stores an optimisation reads, built once per scenario and fusion policy.
 
-Stores come from `eval.bench.StoreCache`, so they are cached on disk under a key that
+Stores come from `eval.bench_stores.StoreCache`, so they are cached on disk under a key that
 includes the dataset hash and the resolved fusion policy: a planner grid reuses one
 fused store per scenario for all its points, a fusion grid builds one per point and
 scenario (the embeddings of event texts are cached by text, so only the first build of
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from eval.bench import StoreCache
+from eval.bench_stores import StoreCache
 from eval.systems import IngestMode, IngestReport
 from memfuse.settings import MemFuseSettings
 from memory.formats.models import BenchDataset, BenchScenario

@@ -282,7 +282,7 @@ def test_limit_samples_every_category_round_robin() -> None:
 
 
 def test_a_build_is_cold_when_it_embedded_most_texts() -> None:
-    from eval.bench import cache_state
+    from eval.bench_stores import cache_state
 
     assert cache_state(None, 10) == "cold"  # no cache: everything is embedded
     assert cache_state(10, 10) == "cold"
