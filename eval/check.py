@@ -1,6 +1,6 @@
 """`memfuse check-dataset`: the independent checker a synthesized benchmark file must pass.
 
-It applies `graphs.synthesis.checks.check_benchmark`, the very checks the synthesis pipeline's
+It applies `eval.synth.graph.checks.check_benchmark`, the very checks the synthesis pipeline's
 reviewers run before their LLM, to a finished file, and reports every issue rather than the
 first: a file the loader refuses (`memfusebench_io.parse` stops at its first broken
 reference) is still read model by model so that all of its problems are listed. Only
@@ -20,13 +20,13 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from graphs.synthesis.checks import check_benchmark
+from eval.synth.artifacts import Issue
+from eval.synth.graph.checks import check_benchmark
 from memfuse.render import safe
 from memory.errors import MemFuseError
 from memory.formats.loader import detect_format
 from memory.formats.memfusebench import DatasetError, MemFuseBench
 from memory.formats.memfusebench_io import parse
-from signatures.synthesis_stages import Issue
 
 FORMATS = ("memfusebench", "locomo")
 EXAMPLES = 3  # messages shown per (scenario, code)

@@ -1,11 +1,12 @@
-"""MemFuse: graphs layer — the LangGraph state machines `fusion`, `retrieval`, `answer` and
-`synthesis` (the benchmark generator's, served for Studio).
+"""MemFuse: graphs layer — the LangGraph state machines `fusion`, `retrieval` and `answer`.
+(The benchmark generator's `synthesis` graph follows the same template but lives with the
+benchmark, in `eval.synth.graph`; `langgraph.json` serves it too.)
 
 **One template.** Every graph is a package with `state.py` (input, output and state models),
 `context.py` (the run's knobs, a `graphs.context.RunContext`), `nodes.py` and `graph.py`
 (`builder` and the compiled `graph` that `langgraph.json` serves), plus what its job needs
 (`routers.py`, the fusion agent's `tools.py`, the retrieval controller's `decisions.py` and
-`planning.py`, the synthesis reviewers' deterministic `checks*.py`, the in-process drivers
+`planning.py`, the in-process drivers
 `run.py` / `ingest.py`).
 
 **Runs on a thread** (`graphs.state`): the first node, `begin`, starts the run from the

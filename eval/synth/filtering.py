@@ -5,7 +5,7 @@ have evidence and its key facts (anchors) must be written in that evidence; fusi
 perspective questions must really span three or more devices; a question must not
 already contain its answer (content-word overlap) or a checklist fact; and questions that
 repeat another's text or evidence set are dropped. The answer's numbers, clock times and
-names must be found in its evidence (`graphs.synthesis.checks_answers`, the same test
+names must be found in its evidence (`eval.synth.graph.checks_answers`, the same test
 `memfuse check-dataset` applies to any file). Survivors are balanced across the six
 categories and given their final scenario-qualified ids.
 """
@@ -18,9 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from eval.synth.assemble import to_event, to_question
+from eval.synth.graph.checks_answers import unsupported_facts
 from eval.synth.tables import load_table
 from eval.synth.world import Obs, Question
-from graphs.synthesis.checks_answers import unsupported_facts
 from memory.formats.memfusebench import CATEGORIES
 from memory.text import stem
 

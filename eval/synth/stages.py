@@ -1,6 +1,6 @@
 """The procedural generator as the synthesis graph's offline twins, one per stage.
 
-`ProceduralStages` implements `graphs.synthesis.StageGenerators`: the caller (`memfuse synth`,
+`ProceduralStages` implements `eval.synth.graph.StageGenerators`: the caller (`memfuse synth`,
 a test) injects it into the graph's context, because `graphs` may not import `eval`. Each
 household-week is one `_Pipeline` that calls the procedural stages in exactly the order
 `eval.synth.build_one` does, from the same named random streams, and converts each stage's
@@ -29,10 +29,20 @@ from pydantic import BaseModel
 from eval.person_blind import strip_person_blind_counted
 from eval.synth import QUESTIONS_PER_SCENARIO, SynthesisError, SynthStats, stats
 from eval.synth.adversarial import finalize_ids, inject
+from eval.synth.artifacts import (
+    STAGES,
+    Artifacts,
+    PlannedEpisode,
+    QuestionPool,
+    Stage,
+    Stream,
+)
+from eval.synth.artifacts import Timeline as TimelineArtifact
 from eval.synth.assemble import to_scenario
 from eval.synth.conflicts import paired_conflicts
 from eval.synth.episodes import WorldState
 from eval.synth.filtering import filter_questions
+from eval.synth.graph import SynthesisContext, SynthesisInput, SynthesisRequest, synthesize
 from eval.synth.personas import HOUSEHOLD_TYPES, Household, build_household
 from eval.synth.questions import aggregation_drafts, check_questions, first_person_drafts, resolve
 from eval.synth.realism import DEFAULT_REALISM, check_realism, finish
@@ -42,20 +52,10 @@ from eval.synth.scenario import build_scenario
 from eval.synth.streams import check_stream, merge_streams, project_storyline
 from eval.synth.timewords import DAYS
 from eval.synth.world import EpisodePlan, Obs, Question
-from graphs.synthesis import SynthesisContext, SynthesisInput, SynthesisRequest, synthesize
 from memory.errors import ConfigurationError
 from memory.formats.memfusebench import VERSION, MemFuseBench, Scenario
 from memory.formats.memfusebench_io import dump, load, to_json, validate
 from memory.settings import load_settings
-from signatures.synthesis_stages import (
-    STAGES,
-    Artifacts,
-    PlannedEpisode,
-    QuestionPool,
-    Stage,
-    Stream,
-)
-from signatures.synthesis_stages import Timeline as TimelineArtifact
 
 
 def household_type(request: SynthesisRequest) -> str:
@@ -176,7 +176,7 @@ class _Pipeline:
 
 
 class ProceduralStages:
-    """The offline twins of the six stages (a `graphs.synthesis.StageGenerators`)."""
+    """The offline twins of the six stages (a `eval.synth.graph.StageGenerators`)."""
 
     def __init__(self, realism: str = DEFAULT_REALISM) -> None:
         self.realism = check_realism(realism)
@@ -237,7 +237,7 @@ def graph_synth_command(
     With `llm` the LLM drafts, reviews and corrects every stage (policy llm; MEMFUSE_LLM_MODEL
     must name a model); without it the procedural twins draft and the deterministic checks
     review (what an accepted run writes is then byte for byte `synth_command`'s file). With a
-    `checkpoint` file an interrupted call continues where it stopped (`graphs.synthesis.run`).
+    `checkpoint` file an interrupted call continues where it stopped (`eval.synth.graph.run`).
     """
     settings = load_settings()
     if llm and not settings.llm_model:

@@ -582,8 +582,8 @@ def test_realistic_output_validates_and_round_trips(realistic_one, tmp_path):
 
 
 def test_realistic_offline_twins_build_exactly_build_ones_scenario(realistic_one):
+    from eval.synth.artifacts import STAGES, Artifacts
     from eval.synth.stages import ProceduralStages, request_for
-    from signatures.synthesis_stages import STAGES, Artifacts
 
     twins = ProceduralStages("realistic")
     request = request_for(0, 7)

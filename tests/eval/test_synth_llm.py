@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from eval.synth.artifacts import STAGES, Artifacts
+from eval.synth.graph.signatures import SPECS
 from eval.synth.stages import ProceduralStages, request_for
 from memory.formats.loader import load_dataset
-from signatures.synthesis import SPECS
-from signatures.synthesis_stages import STAGES, Artifacts
 from tests.support.fake_openai import start_fake_openai
 
 MEMFUSE = Path(sys.executable).parent / "memfuse"

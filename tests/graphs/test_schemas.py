@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from eval.synth.graph.graph import graph as synthesis_graph
 from graphs.answer.graph import graph as answer_graph
 from graphs.fusion.graph import graph as fusion_graph
 from graphs.retrieval.graph import graph as retrieval_graph
-from graphs.synthesis.graph import graph as synthesis_graph
 
 REPO = Path(__file__).resolve().parents[2]
 GRAPHS = {

@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
+from eval.synth.graph.nodes import NO_DRAFTER
 from graphs.retrieval.nodes import NO_REQUESTER
-from graphs.synthesis.nodes import NO_DRAFTER
 from memory.backends import backend_for
 from memory.backends.base import WriterLock
 from memory.embeddings import EmbeddingConfig

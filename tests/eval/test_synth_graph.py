@@ -14,8 +14,8 @@ from dspy.utils.dummies import DummyLM
 from pydantic import BaseModel
 
 from eval.synth import build_one
-from eval.synth.stages import ProceduralStages, request_for
-from graphs.synthesis import (
+from eval.synth.artifacts import STAGES, Artifacts, Issue, Stage
+from eval.synth.graph import (
     SynthesisContext,
     SynthesisFailedError,
     SynthesisOutput,
@@ -23,14 +23,14 @@ from graphs.synthesis import (
     graph,
     synthesize,
 )
-from graphs.synthesis.review import answers_preserved, kept_not_rewritten
+from eval.synth.graph.review import answers_preserved, kept_not_rewritten
+from eval.synth.stages import ProceduralStages, request_for
 from memory.errors import ConfigurationError
 from memory.formats.memfusebench import MemFuseBench
 from memory.formats.memfusebench_io import to_json
-from signatures.synthesis_stages import STAGES, Artifacts, Issue, Stage
 
 # Index 0 with seed 4 passes every deterministic check as generated (many seeds do not yet:
-# graphs.synthesis.checks flags answers whose facts their evidence does not state).
+# eval.synth.graph.checks flags answers whose facts their evidence does not state).
 INDEX, SEED = 0, 4
 REQUEST = {"scenario_index": INDEX, "seed": SEED}
 

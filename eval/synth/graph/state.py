@@ -1,8 +1,8 @@
 """The synthesis graph's input, output and state (run semantics: `graphs.state`).
 
 One run builds one household-week of MemFuseBench through the six stages of
-`signatures.synthesis_stages.STAGES`. What a stage accepted is kept in `artifacts`; the draft under
-review is `candidate`, kept as the JSON record of its stage's model (`signatures.synthesis_stages`)
+`eval.synth.artifacts.STAGES`. What a stage accepted is kept in `artifacts`; the draft under
+review is `candidate`, kept as the JSON record of its stage's model (`eval.synth.artifacts`)
 dumped with only the fields that were set, so a scenario that goes through the graph is written
 to a file byte for byte as one that did not.
 """
@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from eval.synth.artifacts import Artifacts, Issue, Stage
 from graphs.state import Input, keep_recent
 from memory.formats.memfusebench import Scenario
-from signatures.synthesis_stages import Artifacts, Issue, Stage
 
 Status = Literal["running", "accepted", "failed"]
 Reviewer = Literal["code", "llm"]

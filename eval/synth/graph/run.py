@@ -24,9 +24,9 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graphs.synthesis.context import SynthesisContext
-from graphs.synthesis.graph import builder, graph
-from graphs.synthesis.state import ReviewRound, SynthesisInput, SynthesisOutput
+from eval.synth.graph.context import SynthesisContext
+from eval.synth.graph.graph import builder, graph
+from eval.synth.graph.state import ReviewRound, SynthesisInput, SynthesisOutput
 from memory.errors import MemFuseError
 from memory.formats.memfusebench import Scenario
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.synthesis.context import SynthesisContext
-from graphs.synthesis.nodes import (
+from eval.synth.graph.context import SynthesisContext
+from eval.synth.graph.nodes import (
     accept,
     begin,
     correct,
@@ -27,8 +27,8 @@ from graphs.synthesis.nodes import (
     regenerate,
     review,
 )
-from graphs.synthesis.routers import after_accept, after_review
-from graphs.synthesis.state import State, SynthesisInput, SynthesisOutput
+from eval.synth.graph.routers import after_accept, after_review
+from eval.synth.graph.state import State, SynthesisInput, SynthesisOutput
 
 builder = StateGraph(
     State,

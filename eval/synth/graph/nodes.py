@@ -10,7 +10,7 @@ costs what the run already has and is noted. An unusable draft is a failed draft
 then reported), an unusable correction leaves the draft as it was (one correction spent), an
 unusable review leaves the code's verdict standing ('offline fallback: <why>' in the log).
 An endpoint that keeps failing raises (`LLMProviderError`): the run stops, and with a
-checkpointer it resumes from the node that failed (`graphs.synthesis.run`).
+checkpointer it resumes from the node that failed (`eval.synth.graph.run`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ import dspy
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
+from eval.synth.artifacts import STAGES, Issue, Stage
+from eval.synth.graph.context import SynthesisContext, context_of, synthesis_lm
+from eval.synth.graph.review import code_review, parse_draft
+from eval.synth.graph.signatures import SPECS, SynthesisBrief, SynthesisProgram
+from eval.synth.graph.state import PastScenario, ReviewRound, State, SynthesisRequest
 from graphs.state import fresh_run, node
-from graphs.synthesis.context import SynthesisContext, context_of, synthesis_lm
-from graphs.synthesis.review import code_review, parse_draft
-from graphs.synthesis.state import PastScenario, ReviewRound, State, SynthesisRequest
 from memory.errors import ConfigurationError
 from signatures.lm import DECIDED_BY_LLM, describe_failure, offline_fallback
 from signatures.retry import LLMProviderError
-from signatures.synthesis import SPECS, SynthesisBrief, SynthesisProgram
-from signatures.synthesis_stages import STAGES, Issue, Stage
 
 T = TypeVar("T")
 NO_DRAFTER = (

@@ -1,6 +1,6 @@
 """The deterministic review of a draft, run before any LLM reviewer.
 
-Two parts: the benchmark format's own checks (`graphs.synthesis.checks`, one per stage, each
+Two parts: the benchmark format's own checks (`eval.synth.graph.checks`, one per stage, each
 returning `list[Issue]`), and the rules only the graph can check, because they compare a draft
 with the artifacts accepted before it:
 
@@ -21,10 +21,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from graphs.synthesis.state import SynthesisRequest
+from eval.synth.artifacts import Artifacts, Issue, QuestionPool, Stage, Stream, Timeline
+from eval.synth.graph.signatures import SPECS
+from eval.synth.graph.state import SynthesisRequest
 from memory.formats.memfusebench import BenchEvent, Persona, Question, Scenario
-from signatures.synthesis import SPECS
-from signatures.synthesis_stages import Artifacts, Issue, QuestionPool, Stage, Stream, Timeline
 
 Observation = tuple[str, str, str, str]
 SHOWN = 5  # ids named in one issue at most
@@ -83,8 +83,8 @@ def format_checks(
     persona: Persona | None = None,
     artifacts: Artifacts | None = None,
 ) -> list[Issue]:
-    """The stage's check of `graphs.synthesis.checks` (imported here, on first review)."""
-    from graphs.synthesis import checks
+    """The stage's check of `eval.synth.graph.checks` (imported here, on first review)."""
+    from eval.synth.graph import checks
 
     if stage == "persona":
         return checks.check_persona(_as(Persona, draft))

@@ -6,8 +6,8 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from graphs.synthesis.context import SynthesisContext, context_of, synthesis_lm
-from graphs.synthesis.state import Progress
+from eval.synth.graph.context import SynthesisContext, context_of, synthesis_lm
+from eval.synth.graph.state import Progress
 
 
 def after_review(

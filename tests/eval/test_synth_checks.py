@@ -1,4 +1,4 @@
-"""The deterministic stage reviewers (`graphs.synthesis.checks`): a small valid household-week
+"""The deterministic stage reviewers (`eval.synth.graph.checks`): a small valid household-week
 passes every check, each single fault yields exactly its code, and the real benchmark files
 have no structural issue."""
 
@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphs.synthesis.checks import (
+from eval.synth.artifacts import Issue, PlannedEpisode, QuestionPool, Stream, Timeline
+from eval.synth.graph.checks import (
     check_benchmark,
     check_filtered,
     check_persona,
@@ -23,7 +24,7 @@ from graphs.synthesis.checks import (
     check_timeline,
     device_type_key,
 )
-from graphs.synthesis.checks_answers import unsupported_facts
+from eval.synth.graph.checks_answers import unsupported_facts
 from memory.formats.memfusebench import (
     BenchEvent,
     Character,
@@ -36,7 +37,6 @@ from memory.formats.memfusebench import (
     Scenario,
 )
 from memory.formats.memfusebench_io import load, to_json
-from signatures.synthesis_stages import Issue, PlannedEpisode, QuestionPool, Stream, Timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT.parent / "shared" / "dev" / "household_dev.json"

@@ -1,11 +1,11 @@
 """MemFuseBench's Scene-to-Sensor synthesis as DSPy signatures: per stage a Generate, a Review and
 a Correct signature (18 in all), and `SynthesisProgram`, which the synthesis graph calls.
 
-Each stage writes one artifact of `signatures.synthesis_stages` (Persona, Timeline, Stream,
+Each stage writes one artifact of `eval.synth.artifacts` (Persona, Timeline, Stream,
 QuestionPool, filtered QuestionPool, Scenario) from the brief and the artifacts accepted before
 it (`SPECS[stage].upstream`). Its reviewer returns `list[Issue]` against the stage's criteria
 (`CRITERIA`, restated from the paper in our own words); its corrector returns the repaired
-artifact. The deterministic checks (`graphs.synthesis.checks`) review every draft first; the LLM
+artifact. The deterministic checks (`eval.synth.graph.checks`) review every draft first; the LLM
 reviewer looks for what code cannot see. The offline twins are the procedural generator's
 stages (`eval.synth.stages`), injected into the graph by its caller.
 """
@@ -18,8 +18,8 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, Field
 
+from eval.synth.artifacts import Issue, QuestionPool, Stage, Stream, Timeline
 from memory.formats.memfusebench import DEVICE_CAPABILITIES, Persona, Scenario
-from signatures.synthesis_stages import Issue, QuestionPool, Stage, Stream, Timeline
 from signatures.untrusted import DATA_NOTICE
 
 

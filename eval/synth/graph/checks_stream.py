@@ -4,7 +4,7 @@ The stream is what a system under test reads, so each observation must be one a 
 household device could have made: from a device the persona has, in a modality it declares,
 once per device and moment, in time order within its episode. Given the scenario timeline,
 observations must also fall inside its week and storyline ones inside planned episodes.
-`graphs.synthesis.checks` re-exports `check_stream`.
+`eval.synth.graph.checks` re-exports `check_stream`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from itertools import pairwise
 
-from graphs.synthesis.checks_questions import issue
+from eval.synth.artifacts import Issue, Stream, Timeline
+from eval.synth.graph.checks_questions import issue
 from memory.formats.memfusebench import BenchEvent, Persona
 from memory.models import SourceKind
-from signatures.synthesis_stages import Issue, Stream, Timeline
 
 
 def check_stream(persona: Persona, stream: Stream, timeline: Timeline | None = None) -> list[Issue]:

@@ -4,7 +4,7 @@ Each stage of the Scene-to-Sensor pipeline (persona construction, scenario const
 event-stream synthesis, question generation, QA filtering, adversarial noise injection)
 hands the next one an artifact built from the benchmark format's own models, so what the
 graph accepts at the end is exactly what `memory.formats.loader` reads. Review issues are
-one model too, whoever raised them: the deterministic checks (`graphs.synthesis.checks`) or
+one model too, whoever raised them: the deterministic checks (`eval.synth.graph.checks`) or
 an LLM reviewer.
 """
 

@@ -10,7 +10,7 @@ the way stores and programs do, as constructor arguments that are not form field
 Who does what in a run:
 
 - draft: the injected generators when there are some, else the LLM's `Generate*` programs
-  (`signatures.synthesis`); neither is a configuration error;
+  (`eval.synth.graph.signatures`); neither is a configuration error;
 - review: the deterministic checks always, then the LLM reviewer when an LM is in play and
   the code found nothing;
 - correct: the LLM corrector; with no LM there is nothing to correct, so a draft with issues is
@@ -28,18 +28,18 @@ from typing import Any, Protocol, runtime_checkable
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
+from eval.synth.artifacts import Artifacts, Stage
+from eval.synth.graph.state import SynthesisRequest
 from graphs.context import Hidden, RunContext, about, run_context
 from graphs.resources import decision_lm, run_settings
-from graphs.synthesis.state import SynthesisRequest
 from memory.errors import ConfigurationError
-from signatures.synthesis_stages import Artifacts, Stage
 
 
 @runtime_checkable
 class StageGenerators(Protocol):
     """Writes the first draft of a stage from the request and what the stages before accepted.
 
-    Returns that stage's artifact model (`signatures.synthesis_stages`: Persona, Timeline, Stream,
+    Returns that stage's artifact model (`eval.synth.artifacts`: Persona, Timeline, Stream,
     QuestionPool, QuestionPool, Scenario). Called again for a regeneration."""
 
     def generate(self, stage: Stage, request: SynthesisRequest, artifacts: Artifacts) -> BaseModel:

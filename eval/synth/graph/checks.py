@@ -18,14 +18,15 @@ import re
 from collections import Counter
 from datetime import date, timedelta
 
-from graphs.synthesis.checks_questions import (
+from eval.synth.artifacts import Issue, QuestionPool, Stream, Timeline
+from eval.synth.graph.checks_questions import (
     NEAR_DUPLICATE_JACCARD,
     check_answer_facts,
     check_filtered,
     check_questions,
     issue,
 )
-from graphs.synthesis.checks_stream import check_stream
+from eval.synth.graph.checks_stream import check_stream
 from memory.formats.memfusebench import (
     DEVICE_CAPABILITIES,
     BenchEvent,
@@ -34,7 +35,6 @@ from memory.formats.memfusebench import (
     Scenario,
 )
 from memory.models import Modality
-from signatures.synthesis_stages import Issue, QuestionPool, Stream, Timeline
 
 __all__ = [
     "NEAR_DUPLICATE_JACCARD",

@@ -4,12 +4,12 @@ drives one household-week, resumable from a SQLite checkpoint file; `StageGenera
 caller injects to write the drafts offline (`eval.synth.stages.ProceduralStages`). `checks`
 (with `checks_answers`, `checks_questions`, `checks_stream`) holds the deterministic reviewers,
 which `memfuse check-dataset` also applies to a finished file; the stage artifacts are
-`signatures.synthesis_stages`."""
+`eval.synth.artifacts`."""
 
-from graphs.synthesis.context import StageGenerators, SynthesisContext
-from graphs.synthesis.graph import builder, graph
-from graphs.synthesis.run import SynthesisFailedError, SynthesisRun, synthesize, thread_id_for
-from graphs.synthesis.state import ReviewRound, SynthesisInput, SynthesisOutput, SynthesisRequest
+from eval.synth.graph.context import StageGenerators, SynthesisContext
+from eval.synth.graph.graph import builder, graph
+from eval.synth.graph.run import SynthesisFailedError, SynthesisRun, synthesize, thread_id_for
+from eval.synth.graph.state import ReviewRound, SynthesisInput, SynthesisOutput, SynthesisRequest
 
 __all__ = [
     "ReviewRound",

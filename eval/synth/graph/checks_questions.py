@@ -5,17 +5,17 @@ non-distractor events of the stream, it is asked after that evidence by a househ
 on a household device, and its answer states no fact (a number, a proper name) that none of
 its evidence mentions. The filtered pool must also be free of duplicates and span every
 category. These are the checks a program can make, so they run before any LLM reviewer and
-the dataset checker shares them. `graphs.synthesis.checks` re-exports the public functions.
+the dataset checker shares them. `eval.synth.graph.checks` re-exports the public functions.
 """
 
 from __future__ import annotations
 
 import re
 
-from graphs.synthesis.checks_answers import unsupported_facts
+from eval.synth.artifacts import Issue, QuestionPool, Stage, Stream
+from eval.synth.graph.checks_answers import unsupported_facts
 from memory.formats.memfusebench import CATEGORIES, BenchEvent, Persona, Question
 from memory.text import tokenize
-from signatures.synthesis_stages import Issue, QuestionPool, Stage, Stream
 
 NEAR_DUPLICATE_JACCARD = 0.9
 
@@ -176,7 +176,7 @@ def check_answer_facts(
     question: Question, events: dict[str, BenchEvent], names: set[str], stage: Stage
 ) -> list[Issue]:
     """Numbers, clock times and names in the answer must appear in its evidence or question
-    (see `graphs.synthesis.checks_answers` for what counts as support)."""
+    (see `eval.synth.graph.checks_answers` for what counts as support)."""
     cited = [events[i] for i in cited_ids(question) if i in events]
     if not cited:
         return []  # unresolvable evidence is its own issue
