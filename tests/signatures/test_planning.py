@@ -15,12 +15,9 @@ from signatures.planning_offline import (
     OfflineRoundPlanner,
     alternative_plans,
     clip_query,
-    find_devices,
-    find_keywords,
-    find_people,
     first_unexecuted,
-    resolve_pronouns,
 )
+from signatures.question_words import find_devices, find_keywords, find_people, resolve_pronouns
 
 WED = datetime(2026, 5, 13, 15, 0)
 PEOPLE = ["David", "Emma", "Lily"]
