@@ -17,11 +17,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from eval.categories import CATEGORIES
 from eval.synth.assemble import to_event, to_question
 from eval.synth.graph.checks_answers import unsupported_facts
 from eval.synth.tables import load_table
 from eval.synth.world import Obs, Question
-from memory.formats.memfusebench import CATEGORIES
 from memory.text import stem
 
 TABLE = load_table("filtering")

@@ -13,6 +13,7 @@ import random
 import re
 from datetime import datetime, timedelta
 
+from eval.categories import CATEGORIES
 from eval.synth.aggregation import aggregation_drafts  # noqa: F401  (re-exported)
 from eval.synth.asking import PLACEHOLDER, realistic_placeholders
 from eval.synth.errors import SynthesisError
@@ -21,7 +22,6 @@ from eval.synth.personas import Household
 from eval.synth.phrasing import polish
 from eval.synth.timewords import on_day, over_week, when
 from eval.synth.world import Obs, Question, QuestionDraft, StoryEvent, View
-from memory.formats.memfusebench import CATEGORIES
 
 # ---------------------------------------------------------------- resolution
 

@@ -8,8 +8,9 @@ from statistics import mean
 
 from pydantic import BaseModel, Field
 
+from eval.categories import CATEGORIES
 from eval.synth.tokens import counter
-from memory.formats.memfusebench import CATEGORIES, MemFuseBench
+from memory.formats.memfusebench import MemFuseBench
 
 
 class SynthStats(BaseModel):

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from eval.categories import CATEGORIES
+from eval.synth.graph.checks import check_benchmark
 from memory.errors import MemFuseError
-from memory.formats.memfusebench import CATEGORIES, DEVICE_CAPABILITIES, DatasetError, MemFuseBench
+from memory.formats.memfusebench import DEVICE_CAPABILITIES, DatasetError, MemFuseBench
 from memory.formats.memfusebench_io import dump, load, parse, to_json
 from memory.models import Modality, SourceKind
 
@@ -398,11 +400,21 @@ def test_rejects_question_asked_before_its_evidence(tmp_path):
     )
 
 
-def test_rejects_unknown_category(tmp_path):
+def test_reads_any_category_and_the_benchmark_checks_flag_an_unlisted_one(tmp_path):
+    """The format reads a category by name (`memfuse ingest` reads only events); which
+    categories a benchmark has is eval's list, so a new one is added in eval alone, and
+    `memfuse check-dataset` names a question whose category is not on it."""
+
     def cat(s):
         s["questions"][1]["category"] = "temporal"
 
-    fails(tmp_path, broken(cat), "scenario 'S9'", "question 'S9_Q002'", "category")
+    bench = load(write(tmp_path, broken(cat)))
+    assert bench.scenario_data[0].questions[1].category == "temporal"
+    issues = check_benchmark(bench)["S9"]
+    unknown = [i for i in issues if i.code == "unknown_category"]
+    assert [i.ids for i in unknown] == [["S9_Q002"]]
+    assert "'temporal', not one of the benchmark's (causal, fusion" in unknown[0].message
+    fails(tmp_path, broken(lambda s: s["questions"][1].update(category="")), "category")
 
 
 def test_rejects_unknown_modality_name(tmp_path):

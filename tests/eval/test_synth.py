@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from eval import synth
+from eval.categories import CATEGORIES
 from eval.synth import SynthesisError, generate, stats, synth_command
 from eval.synth.adversarial import finalize_ids
 from eval.synth.episodes import WorldState
@@ -24,7 +25,7 @@ from eval.synth.scenario import build_scenario, check_scenario
 from eval.synth.streams import check_stream
 from eval.synth.timewords import at, when
 from eval.synth.world import Obs, Question, StoryEvent, View
-from memory.formats.memfusebench import CATEGORIES, DEVICE_CAPABILITIES
+from memory.formats.memfusebench import DEVICE_CAPABILITIES
 from memory.formats.memfusebench_io import load, to_json
 
 

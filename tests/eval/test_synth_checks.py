@@ -349,6 +349,8 @@ def _question_fault(name: str) -> QuestionPool:
         q1.checklist[0].item = " "
     elif name == "answer_fact_unsupported":
         q1.answer += " The Riverside Clinic charged £60."
+    elif name == "unknown_category":  # the file format reads any name; the benchmark lists six
+        q1.category = "riddle"
     return p
 
 
@@ -357,7 +359,7 @@ def _question_fault(name: str) -> QuestionPool:
     [
         "duplicate_question_id", "adversarial_evidence", "question_before_evidence",
         "unknown_question_user", "unknown_question_device", "empty_checklist_item",
-        "answer_fact_unsupported",
+        "answer_fact_unsupported", "unknown_category",
     ],
 )  # fmt: skip
 def test_each_question_fault_yields_its_code(code):

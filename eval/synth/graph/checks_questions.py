@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 
+from eval.categories import CATEGORIES
 from eval.synth.artifacts import Issue, QuestionPool, Stage, Stream
 from eval.synth.graph.checks_answers import unsupported_facts
-from memory.formats.memfusebench import CATEGORIES, BenchEvent, Persona, Question
+from memory.formats.memfusebench import BenchEvent, Persona, Question
 from memory.text import tokenize
 
 NEAR_DUPLICATE_JACCARD = 0.9
@@ -72,6 +73,16 @@ def _pool_issues(persona: Persona, stream: Stream, pool: QuestionPool, stage: St
                 )
             )
         seen.add(qid)
+        if question.category not in CATEGORIES:
+            issues.append(
+                issue(
+                    stage,
+                    "unknown_category",
+                    [qid],
+                    f"question {qid!r} has category {question.category!r}, not one of "
+                    f"the benchmark's ({', '.join(CATEGORIES)})",
+                )
+            )
         issues += _evidence(question, events, stage)
         issues += _asking_context(question, events, names, devices, stage)
         issues += _checklist(question, stage)
