@@ -8,37 +8,35 @@ narrow query (a time window, only fused nodes) be answered exactly in well under
 millisecond, where a Chroma `where` filter costs tens of milliseconds on 10k nodes.
 Chroma writes are buffered and flushed in batches (a single-row upsert costs ~8 ms);
 vectors waiting in the buffer are still searched, exactly, from the table. The SQLite
-store is the source of truth: `reconcile` repairs Chroma after a crash or an edit.
+store is the source of truth: `reconcile` repairs Chroma after a crash or an edit. The table
+and its write buffer are `memory.vector_table`; the Chroma clients, which every index on a
+path shares, `memory.chroma_clients`.
 """
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
 import math
-import os
-import shutil
-import sqlite3
-import threading
 import time
-import uuid
-import warnings
-import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, closing, contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory.chroma_clients import (
+    _LIVE_INDEXES,
+    _SCRUB_LOCK,
+    _rebuild_folder,
+    _vacuum,
+    acquire_chroma_client,
+    release_chroma_client,
+)
 from memory.errors import ConfigurationError
 from memory.models import NodeKind
-
-_KIND_CODE = {NodeKind.EVENT: 1, NodeKind.FUSED: 2}
-_CODE_KIND = {code: kind for kind, code in _KIND_CODE.items()}
+from memory.vector_table import _CODE_KIND, _KIND_CODE, VectorTable, epoch_seconds, text_fingerprint
 
 
 class VectorIndexConfig(BaseModel):
@@ -64,15 +62,6 @@ class VectorIndexConfig(BaseModel):
     )
 
 
-def epoch_seconds(ts: datetime) -> float:
-    """Naive household-local time as a sortable number (read as UTC; only order matters)."""
-    return ts.replace(tzinfo=UTC).timestamp()
-
-
-def text_fingerprint(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
 @dataclass(frozen=True)
 class IndexedVector:
     """One node as the dense index holds it. Events have start == end."""
@@ -85,195 +74,6 @@ class IndexedVector:
     text: str
 
 
-# --- Chroma clients: one per path (or host:port) per process, released with its last user --
-
-_CLIENTS: dict[str, tuple[Any, int]] = {}  # key -> (client, number of open indexes using it)
-_CLIENTS_LOCK = threading.Lock()
-
-
-def _client_key(path: Path | None, host: str | None, port: int) -> str:
-    if host:
-        return f"http://{host}:{port}"
-    if path is not None:
-        return str(Path(path).resolve())
-    raise ConfigurationError("a Chroma client needs either a data path or a host")
-
-
-def acquire_chroma_client(
-    path: Path | None = None, host: str | None = None, port: int = 8000
-) -> tuple[str, Any]:
-    """(key, client): an embedded client for `path` or an HTTP client for `host:port`.
-
-    Chroma keeps one system per persist directory (two differently configured clients on a
-    path fail), so every index on a path shares one client; each embedded client holds
-    open files, so the last `release_chroma_client(key)` closes it.
-    """
-    import chromadb
-    from chromadb.config import Settings
-
-    key = _client_key(path, host, port)
-    with _CLIENTS_LOCK:
-        if key in _CLIENTS:
-            client, users = _CLIENTS[key]
-            _CLIENTS[key] = (client, users + 1)
-            return key, client
-        settings = Settings(anonymized_telemetry=False)
-        try:
-            if host:
-                client = chromadb.HttpClient(host=host, port=port, settings=settings)
-            else:
-                client = chromadb.PersistentClient(path=key, settings=settings)
-        except Exception as exc:  # chromadb raises assorted types for an unreachable server
-            raise ConfigurationError(f"cannot open Chroma at {key}: {exc}") from exc
-        _CLIENTS[key] = (client, 1)
-        return key, client
-
-
-def release_chroma_client(key: str) -> None:
-    with _CLIENTS_LOCK:
-        entry = _CLIENTS.get(key)
-        if entry is None:
-            return
-        client, users = entry
-        if users > 1:
-            _CLIENTS[key] = (client, users - 1)
-            return
-        del _CLIENTS[key]
-        close = getattr(client, "close", None)
-        if callable(close):
-            close()
-
-
-# --- scrubbing (VectorIndex.scrub) ---------------------------------------------------------
-
-_LIVE_INDEXES: weakref.WeakSet[VectorIndex] = weakref.WeakSet()  # the indexes with a client
-_SCRUB_LOCK = threading.Lock()  # one scrub at a time: the malloc setting is process-wide
-_M_PERTURB = -6  # glibc's mallopt parameter: fill allocated (~byte) and freed (byte) memory
-
-
-def _rebuild_folder(key: str, batch: int) -> dict[str, int]:
-    """Steps 1-4 of `VectorIndex.scrub` for the embedded client at path `key`."""
-    with _CLIENTS_LOCK:
-        client = _CLIENTS[key][0]
-    users = [index for index in list(_LIVE_INDEXES) if index._client_key == key]
-    kept = 0
-    with ExitStack() as locks:
-        for index in sorted(users, key=id):  # one global order: no deadlock
-            locks.enter_context(index._lock)
-        for index in users:
-            index.flush()
-        with _filled_heap() as filled:
-            collections = list(client.list_collections())
-            for old in collections:
-
-                def adopt(fresh: Any, name: str = old.name) -> None:
-                    count = int(fresh.count())
-                    for index in users:
-                        if index.collection_name == name:
-                            index._col, index._chroma_count = fresh, count
-
-                kept += _rebuild_collection(client, old, batch, adopt)
-        removed = _remove_unused_segment_dirs(Path(key))
-    return {
-        "rebuilt": len(collections),
-        "kept": kept,
-        "segment_dirs_removed": removed,
-        "heap_filled": int(filled),
-        "indexes": len(users),
-    }
-
-
-def _rebuild_collection(client: Any, old: Any, batch: int, adopt: Callable[[Any], None]) -> int:
-    """Delete `old` and create it again holding the same rows; `adopt` gets the new collection
-    (also after a failure: never leave an index on a deleted collection — what is missing
-    then, the store's reconcile puts back at the next open). Returns the number of rows."""
-    rows = old.get(include=["embeddings", "metadatas", "documents"])
-    ids: list[str] = rows["ids"]
-    hnsw = {k: v for k, v in (old.configuration_json.get("hnsw") or {}).items() if v is not None}
-    client.delete_collection(old.name)
-    fresh = None
-    try:
-        fresh = client.create_collection(
-            old.name,
-            configuration={"hnsw": {**hnsw, "sync_threshold": max(1, len(ids))}},
-            metadata=old.metadata or None,
-            embedding_function=None,
-        )
-        for start in range(0, len(ids), batch):
-            end = start + batch
-            documents = rows["documents"][start:end] if rows["documents"] else None
-            fresh.upsert(
-                ids=ids[start:end],
-                embeddings=rows["embeddings"][start:end],
-                metadatas=rows["metadatas"][start:end],
-                documents=None if documents is None or not any(documents) else documents,
-            )
-        with warnings.catch_warnings():  # chromadb: "legacy embedding function config"
-            warnings.simplefilter("ignore", DeprecationWarning)
-            restored = {"sync_threshold": int(hnsw.get("sync_threshold", 1000))}
-            fresh.modify(configuration={"hnsw": restored})
-    except BaseException:
-        fresh = client.get_or_create_collection(
-            old.name, configuration={"hnsw": hnsw}, embedding_function=None
-        )
-        raise
-    finally:
-        if fresh is not None:
-            adopt(fresh)
-    return len(ids)
-
-
-def _remove_unused_segment_dirs(folder: Path) -> int:
-    """Remove the HNSW segment folders (named by segment uuid) no vector segment uses."""
-    with closing(sqlite3.connect(folder / "chroma.sqlite3")) as conn:
-        used = {str(r[0]) for r in conn.execute("SELECT id FROM segments WHERE scope = 'VECTOR'")}
-    removed = 0
-    for child in folder.iterdir():
-        try:
-            is_segment = child.is_dir() and str(uuid.UUID(child.name)) == child.name
-        except ValueError:
-            is_segment = False
-        if is_segment and child.name not in used:
-            shutil.rmtree(child)
-            removed += 1
-    return removed
-
-
-@contextmanager
-def _filled_heap() -> Iterator[bool]:
-    """While the block runs, glibc fills every block malloc hands out or takes back, so
-    buffers hnswlib writes without initialising hold filler, not old heap contents. Yields
-    whether that is in effect (False off glibc); a process started with MALLOC_PERTURB_ or
-    the glibc.malloc.perturb tunable already has it and keeps its setting."""
-    preset = os.environ.get("MALLOC_PERTURB_", "").lstrip("0")  # "0" leaves it off
-    if preset or "glibc.malloc.perturb" in os.environ.get("GLIBC_TUNABLES", ""):
-        yield True
-        return
-    try:
-        if not os.confstr("CS_GNU_LIBC_VERSION"):
-            raise ValueError("not glibc")
-        libc = ctypes.CDLL(None)
-        libc.malloc_trim(0)  # hand free heap pages back: they come back zeroed
-        filled = libc.mallopt(_M_PERTURB, 0x5A) == 1
-    except (AttributeError, OSError, ValueError):
-        filled = False
-    try:
-        yield filled
-    finally:
-        if filled:
-            libc.mallopt(_M_PERTURB, 0)
-
-
-def _vacuum(path: Path) -> None:
-    """Rewrite the SQLite file at `path` without its freed pages (deleted rows' bytes)."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        conn.execute("PRAGMA busy_timeout=10000")
-        conn.execute("VACUUM")
-    finally:
-        conn.close()
-
-
 def collection_name(namespace: str, store_id: str) -> str:
     """One collection per store: the namespace for people, the store id for safety — two
     data dirs with the same namespace on one Chroma server never share (or erase) vectors."""
@@ -284,7 +84,7 @@ def collection_prefix(namespace: str) -> str:
     return f"memfuse-{namespace}-"
 
 
-class VectorIndex:
+class VectorIndex(VectorTable):
     """Dense search over events and fused nodes (see the module docstring for the design)."""
 
     def __init__(
@@ -294,23 +94,11 @@ class VectorIndex:
         max_batch: int = 1000,
         client_key: str | None = None,
     ):
+        super().__init__()
         self._col = collection
         self._client_key = client_key
         self.config = config or VectorIndexConfig()
         self._max_batch = max(1, min(5000, max_batch))
-        self._lock = threading.RLock()
-        self._slot_of: dict[str, int] = {}
-        self._ids: list[str | None] = []
-        self._free: list[int] = []
-        self._matrix = np.zeros((0, 0), dtype=np.float32)
-        self._kind = np.zeros(0, dtype=np.int8)
-        self._start = np.zeros(0, dtype=np.float64)
-        self._end = np.zeros(0, dtype=np.float64)
-        self._text_fp: dict[str, str] = {}
-        self._pending: dict[str, Literal["upsert", "delete"]] = {}
-        # pending nodes Chroma has never held: no row of theirs can be stale there, so a
-        # query need not fetch extra rows for them (a fused ingest buffers hundreds)
-        self._not_in_chroma: set[str] = set()
         self._chroma_count = 0
         if client_key is not None:
             _LIVE_INDEXES.add(self)  # so that a scrub can re-point every user of its collection
@@ -361,141 +149,7 @@ class VectorIndex:
                     release_chroma_client(self._client_key)
                     self._client_key = None
 
-    # --- the in-memory table ----------------------------------------------------------
-
-    def __len__(self) -> int:
-        return len(self._slot_of)
-
-    def __contains__(self, node_id: object) -> bool:
-        return node_id in self._slot_of
-
-    def get(self, node_id: str) -> np.ndarray | None:
-        slot = self._slot_of.get(node_id)
-        return None if slot is None else self._matrix[slot]
-
-    def _grow(self, dim: int) -> None:
-        if len(self._ids) < self._matrix.shape[0]:
-            return
-        capacity = max(1024, 2 * self._matrix.shape[0])
-        matrix = np.zeros((capacity, dim), dtype=np.float32)
-        if self._matrix.shape[1] == dim:
-            matrix[: self._matrix.shape[0]] = self._matrix
-        self._matrix = matrix
-        for name in ("_kind", "_start", "_end"):
-            old = getattr(self, name)
-            new = np.zeros(capacity, dtype=old.dtype)
-            new[: old.shape[0]] = old
-            setattr(self, name, new)
-
-    def _put(
-        self, node_id: str, vector: np.ndarray, kind: int, start: float, end: float, text_fp: str
-    ) -> None:
-        if self._matrix.shape[1] not in (0, vector.shape[0]):
-            raise ConfigurationError(
-                f"vector of {node_id!r} has dimension {vector.shape[0]}, "
-                f"the index {self._matrix.shape[1]} (was the embedding model changed?)"
-            )
-        slot = self._slot_of.get(node_id)
-        if slot is None:
-            if self._free:
-                slot = self._free.pop()
-                self._ids[slot] = node_id
-            else:
-                self._grow(vector.shape[0])
-                slot = len(self._ids)
-                self._ids.append(node_id)
-            self._slot_of[node_id] = slot
-        self._matrix[slot] = vector
-        self._kind[slot] = kind
-        self._start[slot] = start
-        self._end[slot] = end
-        self._text_fp[node_id] = text_fp
-
-    def _drop(self, node_id: str) -> None:
-        slot = self._slot_of.pop(node_id)
-        self._ids[slot] = None
-        self._kind[slot] = 0
-        self._free.append(slot)
-        self._text_fp.pop(node_id, None)
-
-    def _snapshot(self, node_id: str) -> tuple[Any, ...] | None:
-        slot = self._slot_of.get(node_id)
-        if slot is None:
-            return None
-        return (
-            self._matrix[slot].copy(),
-            int(self._kind[slot]),
-            float(self._start[slot]),
-            float(self._end[slot]),
-            self._text_fp[node_id],
-        )
-
-    def _restorer(self, node_ids: Sequence[str]) -> Callable[[], None]:
-        """Capture the current state of node_ids; the returned function puts it back."""
-        before = {i: self._snapshot(i) for i in node_ids}
-        pending_before = {i: self._pending.get(i) for i in node_ids}
-        outside_before = {i for i in node_ids if i in self._not_in_chroma}
-
-        def restore() -> None:
-            with self._lock:
-                for node_id, state in before.items():
-                    if state is None:
-                        if node_id in self._slot_of:
-                            self._drop(node_id)
-                    else:
-                        self._put(node_id, *state)
-                    previous = pending_before[node_id]
-                    if previous is None:
-                        self._pending.pop(node_id, None)
-                    else:
-                        self._pending[node_id] = previous
-                    if node_id in outside_before:
-                        self._not_in_chroma.add(node_id)
-                    else:
-                        self._not_in_chroma.discard(node_id)
-
-        return restore
-
-    # --- writes -----------------------------------------------------------------------
-
-    def upsert(self, items: Sequence[IndexedVector]) -> Callable[[], None]:
-        """Insert or replace nodes now (searchable at once); Chroma follows on flush.
-
-        Returns a function that undoes exactly this call (for a rolled-back transaction).
-        """
-        with self._lock:
-            undo = self._restorer([item.node_id for item in items])
-            try:
-                for item in items:
-                    if item.node_id not in self._slot_of and item.node_id not in self._pending:
-                        self._not_in_chroma.add(item.node_id)  # brand new since the last flush
-                    vector = np.asarray(item.vector, dtype=np.float32).reshape(-1)
-                    self._put(
-                        item.node_id,
-                        vector,
-                        _KIND_CODE[item.kind],
-                        epoch_seconds(item.start),
-                        epoch_seconds(item.end),
-                        text_fingerprint(item.text),
-                    )
-                    self._pending[item.node_id] = "upsert"
-            except BaseException:
-                undo()  # all of the call or none of it
-                raise
-            return undo
-
-    def delete(self, node_ids: Sequence[str]) -> Callable[[], None]:
-        with self._lock:
-            present = [i for i in node_ids if i in self._slot_of]
-            undo = self._restorer(present)
-            for node_id in present:
-                self._drop(node_id)
-                self._pending[node_id] = "delete"
-            return undo
-
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
+    # --- Chroma's side of the writes (the table's: memory.vector_table) ---------------
 
     def scrub(self) -> dict[str, int]:
         """Leave nothing of deleted nodes in Chroma's files; call after `delete(...)` + `flush()`.
@@ -716,40 +370,6 @@ class VectorIndex:
         return len(missing)
 
     # --- queries ----------------------------------------------------------------------
-
-    def _mask(self, kind: NodeKind | None, between: tuple[datetime, datetime] | None) -> np.ndarray:
-        size = len(self._ids)
-        mask: np.ndarray = self._kind[:size] != 0
-        if kind is not None:
-            mask &= self._kind[:size] == _KIND_CODE[kind]
-        if between is not None:
-            lo, hi = epoch_seconds(between[0]), epoch_seconds(between[1])
-            mask &= (self._start[:size] <= hi) & (self._end[:size] >= lo)
-        return mask
-
-    def _similarities(self, query: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        """Cosines of `slots` to `query`. When they are a good share of the index, one pass
-        over the contiguous matrix beats gathering their rows first (measured here: 1,300 of
-        1,300 rows, 0.1 ms against 3.7 ms for the gather, which copies the rows out)."""
-        size = len(self._ids)
-        if slots.size * 8 >= size:
-            sims: np.ndarray = (self._matrix[:size] @ query)[slots]
-            return sims
-        gathered: np.ndarray = self._matrix[slots] @ query
-        return gathered
-
-    def _top(self, query: np.ndarray, slots: np.ndarray, n: int) -> list[tuple[str, float]]:
-        sims = self._similarities(query, slots)
-        if slots.size > n:
-            # The n best, ties at the cut broken by id: which of several equally similar nodes
-            # make the cut must not depend on slot order, which a reopen reshuffles.
-            cut = np.partition(sims, slots.size - n)[slots.size - n]
-            above = np.flatnonzero(sims > cut)
-            tied = sorted(np.flatnonzero(sims == cut), key=lambda j: self._ids[slots[j]])
-            keep = np.concatenate([above, np.asarray(tied[: n - above.size], dtype=np.int64)])
-            slots, sims = slots[keep], sims[keep]
-        order = sorted(range(slots.size), key=lambda j: (-float(sims[j]), self._ids[slots[j]]))
-        return [(str(self._ids[slots[j]]), float(sims[j])) for j in order]
 
     def search(
         self,

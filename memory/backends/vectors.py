@@ -15,14 +15,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memory.backends.base import BaseDatabase
+from memory.chroma_clients import acquire_chroma_client, release_chroma_client
 from memory.errors import ConfigurationError
-from memory.vector_index import (
-    VectorIndex,
-    VectorIndexConfig,
-    acquire_chroma_client,
-    collection_prefix,
-    release_chroma_client,
-)
+from memory.vector_index import VectorIndex, VectorIndexConfig, collection_prefix
 
 
 class _MemoryOnlyCollection:

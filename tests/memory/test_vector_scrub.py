@@ -14,12 +14,8 @@ import numpy as np
 import pytest
 
 from memory.models import NodeKind
-from memory.vector_index import (
-    IndexedVector,
-    VectorIndex,
-    VectorIndexConfig,
-    text_fingerprint,
-)
+from memory.vector_index import IndexedVector, VectorIndex, VectorIndexConfig
+from memory.vector_table import text_fingerprint
 
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 DIM = 384  # the bundled MiniLM's dimension
