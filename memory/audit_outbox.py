@@ -79,7 +79,7 @@ def entry_args(
 ) -> dict[str, Any]:
     """The entry for a change made now, in the current context (checked by the log's own
     rules before it is queued, so a bad entry fails the change, not a later delivery)."""
-    from memory.audit import check_entry
+    from memory.audit_chain import check_entry
 
     context = current()
     args = {

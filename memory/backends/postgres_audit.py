@@ -18,13 +18,9 @@ from typing import Any
 
 from psycopg import sql
 
-from memory.audit import (
+from memory.audit import RECOVERY, AuditEntry, AuditLog, AuditReadOnlyError, VerifyReport
+from memory.audit_chain import (
     GENESIS_PREV,
-    RECOVERY,
-    AuditEntry,
-    AuditLog,
-    AuditReadOnlyError,
-    VerifyReport,
     _BadLine,
     _draft,
     _fields,

@@ -18,14 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.audit import (
-    AUDIT_OPS,
-    GENESIS_PREV,
-    AuditLog,
-    AuditReadOnlyError,
-    chain_hash,
-    id_digest,
-)
+from memory.audit import AuditLog, AuditReadOnlyError
+from memory.audit_chain import AUDIT_OPS, GENESIS_PREV, chain_hash, id_digest
 from memory.backends import backend_for
 from memory.errors import DamagedFileError
 
