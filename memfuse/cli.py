@@ -115,11 +115,11 @@ def _ingest(
     data_dir: Path | None, namespace: str | None,
 ) -> None:  # fmt: skip
     """`ingest` once its input is a file (`name`: how to call it, '<stdin>' for '-')."""
-    from memfuse.inputs import read_events
-    from memory.formats.export import is_export
+    from memfuse.inputs import read_events, sniff_input
 
     out = console()
-    if fmt == "export" or (fmt == "auto" and file.is_file() and is_export(file)):
+    sniffed = sniff_input(file, fmt)  # type: ignore[arg-type]
+    if sniffed.format == "export":
         with open_memory(data_dir, namespace, writer=True) as memory:
             counts = memory.import_export(file, user=user)
             out.print(
@@ -129,7 +129,7 @@ def _ingest(
             )
             out.print(stats_table(memory.stats(), str(memory.store.data_dir), memory.namespace))
         return
-    events = read_events(file, fmt, scenario)  # type: ignore[arg-type]
+    events = read_events(file, sniffed, scenario)
     with open_memory(data_dir, namespace, writer=True) as memory:
         summary = memory.ingest(events, mode=mode, progress=True, user=user)  # type: ignore[arg-type]
         out.print(

@@ -15,10 +15,11 @@ from typing import Any, Literal
 from memory.errors import InputFormatError, MemFuseError
 from memory.formats.export import ExportBundle, is_export, read_export
 from memory.formats.loader import load_dataset
+from memory.formats.sniff import FileFormat, Sniffed, read_json, sniff
 from memory.jsontext import decode_utf8, load_json
 from memory.models import Event, parse_events
 
-InputFormat = Literal["auto", "jsonl", "memfusebench", "locomo", "export"]
+InputFormat = Literal["auto", FileFormat]
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -32,55 +33,57 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _read_json(path: Path) -> Any:
-    """A whole JSON file; a bad byte or bad JSON names the file and its line."""
-    return load_json(decode_utf8(path.read_bytes(), path), path)
+def detect_format(path: Path) -> FileFormat:
+    """A MemFuse export by its header line; JSONL by extension; otherwise peek at the JSON
+    (`memory.formats.sniff`, the rule the benchmark reads by too)."""
+    return sniff(path).format
 
 
-def detect_format(path: Path) -> InputFormat:
-    """A MemFuse export by its header line; JSONL by extension; otherwise peek at the JSON."""
-    if is_export(path):
-        return "export"
-    if path.suffix == ".jsonl":
-        return "jsonl"
-    data = _read_json(path)
-    if isinstance(data, dict) and "scenario_data" in data:
-        return "memfusebench"
-    if isinstance(data, list) and data and isinstance(data[0], dict) and "conversation" in data[0]:
-        return "locomo"
-    if isinstance(data, list):
-        return "jsonl"  # a JSON array of event objects reads the same way
-    raise InputFormatError(
-        f"{path}: not a JSONL event file, a MemFuseBench file, a LoCoMo file or a MemFuse export"
+def sniff_input(path: Path, fmt: InputFormat = "auto") -> Sniffed:
+    """The file's kind, sniffed once (`auto`) or as the caller says; what sniffing read is
+    carried on to the reader. An export named as JSONL events is refused here."""
+    if not path.exists():
+        raise InputFormatError(f"{path}: no such file")
+    if fmt == "auto":
+        return sniff(path)
+    if fmt == "jsonl" and is_export(path):
+        raise _export_as_events(path)
+    return Sniffed(fmt)
+
+
+def _export_as_events(path: Path) -> MemFuseError:
+    return MemFuseError(
+        f"{path} is a MemFuse export (events, packs and edges), not an event file: "
+        "import it as an export (`memfuse ingest` does so when it detects one)"
     )
 
 
-def read_events(path: Path, fmt: InputFormat = "auto", scenario: str | None = None) -> list[Event]:
+def read_events(
+    path: Path, fmt: InputFormat | Sniffed = "auto", scenario: str | None = None
+) -> list[Event]:
     """Validate every event of the file; the first bad one aborts with its id and field. A
-    file without events is an error too: "ingested 0 events" would hide a wrong path."""
-    if not path.exists():
-        raise InputFormatError(f"{path}: no such file")
-    events = _read_events(path, fmt, scenario)
+    file without events is an error too: "ingested 0 events" would hide a wrong path.
+    `fmt`: a format name, or the file as `sniff_input` found it."""
+    sniffed = fmt if isinstance(fmt, Sniffed) else sniff_input(path, fmt)
+    if sniffed.format == "export":
+        raise _export_as_events(path)
+    events = _read_events(path, sniffed, scenario)
     if not events:
         raise InputFormatError(f"{path}: no events in it (an empty file?); nothing was written")
     return events
 
 
-def _read_events(path: Path, fmt: InputFormat, scenario: str | None) -> list[Event]:
-    kind = detect_format(path) if fmt == "auto" else fmt
-    if kind == "export" or (kind == "jsonl" and is_export(path)):
-        raise MemFuseError(
-            f"{path} is a MemFuse export (events, packs and edges), not an event file: "
-            "import it as an export (`memfuse ingest` does so when it detects one)"
-        )
+def _read_events(path: Path, sniffed: Sniffed, scenario: str | None) -> list[Event]:
+    """The events of a file whose kind is known (read once: what sniffing read is reused)."""
+    kind = sniffed.format
     if kind == "jsonl":
-        if path.suffix == ".jsonl":
+        if sniffed.data is None and path.suffix == ".jsonl":
             return parse_events(_read_jsonl(path))
-        data = _read_json(path)
+        data = sniffed.raw if sniffed.data is not None else read_json(path)[1]
         if not isinstance(data, list):
             raise InputFormatError(f"{path}: expected a JSON array of events")
         return parse_events(data)
-    dataset = load_dataset(path, format=kind)
+    dataset = load_dataset(path, format=kind, sniffed=sniffed)
     scenarios = dataset.scenarios
     if scenario is not None:
         scenarios = [s for s in scenarios if s.scenario_id == scenario]

@@ -24,21 +24,15 @@ from memory.formats.models import (
     ChecklistItem,
     DatasetFormat,
 )
-from memory.jsontext import decode_utf8, load_json
+from memory.formats.sniff import Sniffed, dataset_format, read_json
 from memory.models import parse_timestamp
 
 
 def detect_format(raw: Any) -> DatasetFormat:
-    """A dict with `scenario_data` is MemFuseBench; a list of samples with `conversation`
-    and `qa` is LoCoMo. Anything else is refused rather than guessed."""
-    if isinstance(raw, dict) and "scenario_data" in raw:
-        return "memfusebench"
-    if (
-        isinstance(raw, list)
-        and raw
-        and all(isinstance(s, dict) and "conversation" in s and "qa" in s for s in raw)
-    ):
-        return "locomo"
+    """The benchmark format of a decoded document (`sniff.dataset_format`, the rule `memfuse
+    ingest` uses too); anything else is refused rather than guessed."""
+    if (fmt := dataset_format(raw)) is not None:
+        return fmt
     kind = type(raw).__name__
     raise InputFormatError(
         "cannot detect the benchmark format: expected a MemFuseBench object with "
@@ -46,21 +40,26 @@ def detect_format(raw: Any) -> DatasetFormat:
     )
 
 
-def load_dataset(path: str | Path, format: DatasetFormat | None = None) -> BenchDataset:
-    """Read a benchmark file in either supported format (autodetected when `format` is None)."""
+def load_dataset(
+    path: str | Path, format: DatasetFormat | None = None, *, sniffed: Sniffed | None = None
+) -> BenchDataset:
+    """Read a benchmark file in either supported format (autodetected when `format` is None).
+    `sniffed`: the file as `sniff` already read it, so it is neither read nor parsed again."""
     path = Path(path)
     if format is not None and format not in FORMATS:
         raise InputFormatError(
             f"unknown dataset format {format!r} (expected one of: {', '.join(FORMATS)})"
         )
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputFormatError(
-            f"cannot read dataset {str(path)!r}: {exc.strerror or exc}"
-        ) from None
+    if sniffed is not None and sniffed.data is not None:
+        data, raw = sniffed.data, sniffed.raw
+    else:
+        try:
+            data, raw = read_json(path)
+        except OSError as exc:
+            raise InputFormatError(
+                f"cannot read dataset {str(path)!r}: {exc.strerror or exc}"
+            ) from None
     content_hash = hashlib.sha256(data).hexdigest()
-    raw = load_json(decode_utf8(data, path), path)
     fmt = format or detect_format(raw)
     if fmt == "locomo":
         scenarios, apart, notes = locomo_from_raw(raw)
