@@ -85,7 +85,10 @@ def _open_store(
     if must_exist:
         _require_store(settings, data_dir=root, namespace=name)
     read_only = not prepare_data_dir(root)  # once: the store's opening is told what it found
-    lock = backend_for(settings, root).writer_lock(name, wait_seconds)
+    backend = backend_for(settings, root)
+    if writer:
+        backend.refuse_writes(name, read_only)
+    lock = backend.writer_lock(name, wait_seconds)
     if writer:
         lock.acquire()
     try:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperArgument, TyperOption
 
-from memory.errors import MemFuseError, ReadOnlyDataDirError, storage_fault
+from memory.errors import MemFuseError, storage_fault
 
 if TYPE_CHECKING:
     from typer._click import Command
@@ -153,21 +153,14 @@ def open_memory(
     The data dir is checked first, so a file in its place or a read-only dir asked to take a
     write is one line before any lock or store file is touched (readers of a read-only dir
     go on: the store opens it read-only)."""
-    from memfuse.api import MemFuse, require_store
+    from memfuse.api import MemFuse
     from memfuse.settings import load_settings
-    from memory.edge_store import sqlite_writable
-    from memory.store import prepare_data_dir
 
     settings = load_settings(data_dir=data_dir)
-    root = state.data_dir = data_dir if data_dir is not None else settings.data_dir
-    if must_exist:
-        require_store(Path(root), namespace or settings.namespace)
-    if not prepare_data_dir(root) and writer:
-        raise ReadOnlyDataDirError(f"data dir {root}")
-    store_file = Path(root).expanduser() / f"{namespace or settings.namespace}.sqlite"
-    if writer and not settings.database_url and not sqlite_writable(store_file):
-        raise ReadOnlyDataDirError(store_file)  # readers go on: the store opens it read-only
-    return MemFuse.open(data_dir, namespace, settings=settings, writer=writer)
+    state.data_dir = data_dir if data_dir is not None else settings.data_dir
+    return MemFuse.open(
+        data_dir, namespace, settings=settings, writer=writer, must_exist=must_exist
+    )
 
 
 def _click_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:

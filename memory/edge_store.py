@@ -11,11 +11,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from memory.backends.base import BaseDatabase
-from memory.backends.sqlite import sqlite_writable
 from memory.errors import InvalidEdgeError, NodeNotFoundError
 from memory.models import Edge, EdgeType, NodeKind
 
-__all__ = ["EdgeStore", "sqlite_writable"]  # sqlite_writable: memfuse.cli_common's import path
+__all__ = ["EdgeStore"]
 
 _EdgeKey = tuple[str, str, str]
 

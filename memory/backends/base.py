@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self
 
 from memory.audit import AuditLog
-from memory.errors import MemFuseError
+from memory.errors import MemFuseError, ReadOnlyDataDirError
 
 POLL_SECONDS = 0.1
 """How often a writer waiting for the writer lock tries again."""
@@ -251,6 +251,12 @@ class Backend(ABC):
     def opens_read_only(self, namespace: str, dir_read_only: bool) -> bool:
         """Whether the namespace's store must open read-only, the data dir being writable or
         not; a one-line DataDirError when it would, and nothing could be read."""
+
+    def refuse_writes(self, namespace: str, dir_read_only: bool) -> None:
+        """A write asked of a data dir we may only read is one line before any lock or file
+        is touched (readers go on: the store opens read-only)."""
+        if dir_read_only:
+            raise ReadOnlyDataDirError(f"data dir {self.data_dir}")
 
     @abstractmethod
     def writer_lock(self, namespace: str, wait_seconds: float = 0.0) -> WriterLock:

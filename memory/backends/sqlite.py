@@ -18,7 +18,13 @@ from typing import IO, Any
 
 from memory.audit import AuditLog
 from memory.backends.base import POLL_SECONDS, Backend, BaseDatabase, WriterLock
-from memory.errors import DataDirBusyError, DataDirError, MemFuseError, storage_fault
+from memory.errors import (
+    DataDirBusyError,
+    DataDirError,
+    MemFuseError,
+    ReadOnlyDataDirError,
+    storage_fault,
+)
 
 
 def sqlite_writable(path: Path) -> bool:
@@ -213,6 +219,12 @@ class SQLiteBackend(Backend):
                 f"and holds no store {namespace!r}, so none can be made there",
             )
         return read_only
+
+    def refuse_writes(self, namespace: str, dir_read_only: bool) -> None:
+        """Also a store file we may only read (mode 444 in a writable dir) takes no write."""
+        super().refuse_writes(namespace, dir_read_only)
+        if not sqlite_writable(path := self.store_file(namespace)):
+            raise ReadOnlyDataDirError(path)
 
     def writer_lock(self, namespace: str, wait_seconds: float = 0.0) -> WriterLock:
         return FileWriterLock(self.data_dir / f"{namespace}.writer.lock", wait_seconds)
