@@ -23,7 +23,6 @@ from memory.formats.models import BenchQuestion, BenchScenario
 from memory.models import Event, NodeKind
 from memory.records import ContextEntry
 from memory.search.config import BM25_ONLY, HYBRID_RRF, MEMFUSE_DEFAULT, NAIVE_RAG, SearchConfig
-from memory.search.plan import RoundPlan
 
 
 class RetrievalOutcome(BaseModel):
@@ -124,19 +123,15 @@ class RecipeSystem:
     full_context: bool = False
 
     def retrieve(self, store: Any, question: BenchQuestion, k: int) -> RetrievalOutcome:
-        from memory.retrieval import assemble_context, search
+        from memory.retrieval import run_recipe
 
-        config = self.recipe.sized(k)
         start = time.perf_counter()
-        result = search(
+        context, result = run_recipe(
             store,
-            RoundPlan.from_query(question.question),
-            config,
+            question.question,
+            self.recipe.sized(k),
             requester=question.user,
             question_time=question.time,
-        )
-        context = assemble_context(
-            store, result.candidates, result.fused, config.context, pinned_ids=result.guard_ids
         )
         elapsed = (time.perf_counter() - start) * 1000
         ids = ranked_event_ids(context, result.event_ids(), k)

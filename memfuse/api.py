@@ -333,21 +333,12 @@ class MemFuse(AgentAPI):
                 notes=result.notes,
                 stop_reason=result.stop_reason,
             )
-        from memory.access import as_of
-        from memory.retrieval import assemble_context, search
+        from memory.retrieval import run_recipe
 
-        store = as_of(store, when)  # what was known when asked, fused members included
-        recipe = RECIPES[system].sized(k)
-        found = search(store, query, recipe, requester=user, question_time=when)
-        return SearchResult(
-            context=assemble_context(
-                store,
-                found.candidates,
-                found.fused,
-                recipe.context,
-                pinned_ids=found.guard_ids,
-            )
+        context, _ = run_recipe(
+            store, query, RECIPES[system].sized(k), requester=user, question_time=when
         )
+        return SearchResult(context=context)
 
     def ask(
         self,

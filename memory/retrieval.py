@@ -51,6 +51,7 @@ __all__ = [
     "assemble_context",
     "render_context",
     "resolve_recipe",
+    "run_recipe",
     "search",
 ]
 
@@ -121,3 +122,23 @@ def search(
             question_time=when,
             question=question,
         )
+
+
+def run_recipe(
+    store: MemoryStoreAPI,
+    query: str,
+    recipe: SearchConfig | str,
+    *,
+    requester: str | None = None,
+    question_time: datetime | str | None = None,
+) -> tuple[list[ContextEntry], SearchResult]:
+    """One search of a query's plain plan under a recipe, and the context it assembles, read
+    as of `question_time` (packs included): what `MemFuse.search` answers for a baseline
+    system and what the benchmark scores for it, so the two cannot drift apart."""
+    config = resolve_recipe(recipe)
+    found = search(store, query, config, requester=requester, question_time=question_time)
+    view = as_of(store, parse_timestamp(question_time) if question_time is not None else None)
+    context = assemble_context(
+        view, found.candidates, found.fused, config.context, pinned_ids=found.guard_ids
+    )
+    return context, found
