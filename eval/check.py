@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from eval.leakage import LeakageReport, measure_leakage
 from eval.synth.artifacts import Issue
 from eval.synth.graph.checks import check_benchmark
 from memfuse.render import safe
@@ -41,6 +42,7 @@ class CheckReport:
     issues: dict[str, list[Issue]] = field(default_factory=dict)
     loader_error: str | None = None  # why `memfusebench_io.parse` refused the file
     note: str | None = None  # why the file was not checked
+    leakage: LeakageReport | None = None  # what the wording gives away: reported, not failed
 
     @property
     def total(self) -> int:
@@ -62,6 +64,7 @@ class CheckReport:
             "total": self.total,
             "loader_error": self.loader_error,
             "note": self.note,
+            "leakage": self.leakage.to_json() if self.leakage is not None else None,
             "issues": {
                 sid: [i.model_dump(mode="json") for i in found]
                 for sid, found in self.issues.items()
@@ -86,7 +89,11 @@ def check_dataset(path: Path, fmt: str | None = None) -> CheckReport:
         return CheckReport(path=path, format=fmt, note=note)
     bench, loader_error = _read(raw, Path(path).name)
     return CheckReport(
-        path=path, format=fmt, issues=check_benchmark(bench), loader_error=loader_error
+        path=path,
+        format=fmt,
+        issues=check_benchmark(bench),
+        loader_error=loader_error,
+        leakage=measure_leakage(bench),
     )
 
 
@@ -114,6 +121,7 @@ def render(report: CheckReport, out: Console, examples: int = EXAMPLES) -> None:
     if not counts:
         verdict = "passes" if report.loader_error is None else "fails"
         out.print(f"{safe(str(report.path))}: {scenarios} scenario(s), no issues — {verdict}")
+        _render_leakage(report.leakage, out)
         return
     table = Table(title=f"{safe(str(report.path))}: {report.total} issue(s)")
     for column in ("scenario", "stage", "code", "issues"):
@@ -130,3 +138,17 @@ def render(report: CheckReport, out: Console, examples: int = EXAMPLES) -> None:
                 out.print(f"{safe(sid)} [bold]{issue.code}[/bold]: {safe(issue.message)}")
     clean = sum(1 for found in report.issues.values() if not found)
     out.print(f"{scenarios} scenario(s), {clean} without issues")
+    _render_leakage(report.leakage, out)
+
+
+def _render_leakage(leakage: LeakageReport | None, out: Console) -> None:
+    """What the wording gives away (see `eval.leakage`), measured but never a failure: a
+    hand-written file is not wrong for being written by people."""
+    if leakage is None:
+        return
+    out.print("[bold]wording leakage[/bold] (measured, not a check):")
+    for line in leakage.verdicts():
+        colour = "yellow" if "above the target" in line else "green"
+        out.print(f"  [{colour}]{safe(line)}[/{colour}]")
+    for text, n in leakage.most_repeated:
+        out.print(f"  {n}× {safe(text)}")
