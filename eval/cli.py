@@ -228,16 +228,29 @@ def bench_perf(
         help="model (the configured embedding model) | hashing (no model, hashed words: "
         "measures the store at sizes where the model's time would hide it).",
     ),
+    stream: int = typer.Option(
+        0,
+        "--stream",
+        min=0,
+        help="After the bulk ingest, this many more events one `ingest` call each (a live "
+        "household): per-event latency p50/p95.",
+    ),
     data_dir: Path | None = DataDir,
 ) -> None:
-    """Ingest events/s, store size, peak RSS and search / controller p50/p95 latency on the
-    synthesis stages' household-weeks laid end to end."""
+    """Ingest events/s (all, first and last tenth), store size, peak RSS, packs and their
+    purity, search / controller p50/p95 latency and, with --stream, per-event ingest latency,
+    on the synthesis stages' household-weeks laid end to end."""
     from eval.perf import run_perf
 
     choice("--mode", mode, ("plain", "fused"), "mode")
     choice("--embedder", embedder, ("model", "hashing"), "embedder")
     report = run_perf(
-        n_events=events, n_queries=queries, mode=mode, data_dir=data_dir, embedder=embedder
+        n_events=events,
+        n_queries=queries,
+        mode=mode,
+        data_dir=data_dir,
+        embedder=embedder,
+        stream=stream,
     )
     console().print(report.render())
 

@@ -21,7 +21,7 @@ storyline episode (unlabelled endpoints count as a miss).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import mean
 from typing import Any
 
@@ -43,13 +43,20 @@ def storyline_episode(event: Event) -> str | None:
 
 def node_purity(members: list[Event], label: Callable[[Event], str | None]) -> float:
     """Share of members carrying the node's majority label (unlabelled = impure)."""
-    if not members:
-        return 0.0
-    counts = Counter(x for x in (label(e) for e in members) if x is not None)
-    if not counts:
-        return 0.0
-    top = max(counts.values())
-    return top / len(members)
+    return label_purity([label(e) for e in members])
+
+
+def label_purity(labels: Sequence[str | None]) -> float:
+    """Share of a node's member labels that are its majority label (None = impure)."""
+    counts = Counter(x for x in labels if x is not None)
+    return max(counts.values()) / len(labels) if counts else 0.0
+
+
+def pack_purity(nodes: Iterable[FusedNode], episode_of: Mapping[str, str]) -> float | None:
+    """`fusion_purity` from member ids alone (`episode_of`: storyline episode by event id,
+    background events absent), for stores too large to hold their labelled events twice."""
+    purities = [label_purity([episode_of.get(m) for m in node.members]) for node in nodes]
+    return mean(purities) if purities else None
 
 
 def fusion_stats(store: MemoryStoreAPI, events: Iterable[Event] = ()) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel
@@ -49,6 +50,19 @@ class PerfReport(BaseModel):
     controller_queries: int = 0
     controller_p50_ms: float | None = None
     controller_p95_ms: float | None = None
+    first_tenth_events_per_s: float | None = None
+    last_tenth_events_per_s: float | None = None
+    packs: int | None = None
+    pack_purity: float | None = None
+    stream_events: int = 0
+    stream_p50_ms: float | None = None
+    stream_p95_ms: float | None = None
+
+    @property
+    def slowdown(self) -> float | None:
+        """How much slower the last tenth of the events went in than the first (1.0: flat)."""
+        first, last = self.first_tenth_events_per_s, self.last_tenth_events_per_s
+        return first / last if first and last else None
 
     def render(self) -> Table:
         table = Table(
@@ -61,6 +75,15 @@ class PerfReport(BaseModel):
             "ingest seconds (embedding included, cache cold)", f"{self.ingest_seconds:.1f}"
         )
         table.add_row("ingest events/s", f"{self.ingest_events_per_s:,.1f}")
+        if self.first_tenth_events_per_s is not None and self.slowdown is not None:
+            table.add_row(
+                "ingest events/s, first / last 10 % of the events (slowdown)",
+                f"{self.first_tenth_events_per_s:,.1f} / {self.last_tenth_events_per_s:,.1f} "
+                f"({self.slowdown:.2f}×)",
+            )
+        if self.packs is not None:
+            purity = "-" if self.pack_purity is None else f"{self.pack_purity:.3f}"
+            table.add_row("fused packs (purity by storyline episode)", f"{self.packs:,} ({purity})")
         table.add_row("store on disk", f"{self.store_bytes / 2**20:,.1f} MiB")
         table.add_row("peak RSS of the process", f"{self.peak_rss_bytes / 2**20:,.0f} MiB")
         table.add_row(
@@ -72,20 +95,38 @@ class PerfReport(BaseModel):
                 f"multi-round controller p50 / p95 ms ({self.controller_queries} queries)",
                 f"{self.controller_p50_ms:.1f} / {self.controller_p95_ms:.1f}",
             )
+        if self.stream_p50_ms is not None:
+            table.add_row(
+                f"streamed fused ingest p50 / p95 ms per event ({self.stream_events} events, "
+                "one `ingest` call each)",
+                f"{self.stream_p50_ms:.1f} / {self.stream_p95_ms:.1f}",
+            )
         return table
 
 
-def household_weeks(n_events: int, seed: int = 13) -> Iterator[tuple[list[Event], list[str]]]:
-    """(events, question texts) of one household-week at a time, `n_events` in all.
+class HouseholdWeek(NamedTuple):
+    """One household-week of the stream: its unlabelled events, its questions, and the
+    storyline episode of each storyline event (by id; what pack purity is measured by)."""
+
+    events: list[Event]
+    questions: list[str]
+    episodes: dict[str, str]
+
+
+def household_weeks(n_events: int, seed: int = 13) -> Iterator[HouseholdWeek]:
+    """One household-week at a time, `n_events` events in all.
 
     Week k is household kind k mod 6 drawn with seed `seed + k // 6`, its ids prefixed
-    `w<k>_` and its times moved k weeks on; the generator's answer labels are stripped."""
+    `w<k>_` and its times moved k weeks on; the generator's answer labels are stripped from
+    the events (they are kept apart, in `episodes`)."""
+    from eval.fusion_metrics import storyline_episode
     from eval.synth import build_one
 
     total, week = 0, 0
     while total < n_events:
         scenario, _ = build_one(week % HOUSEHOLD_KINDS, seed + week // HOUSEHOLD_KINDS)
         shift = timedelta(days=7 * week)
+        kept = n_events - total
         events = [
             event.model_copy(
                 update={
@@ -93,11 +134,32 @@ def household_weeks(n_events: int, seed: int = 13) -> Iterator[tuple[list[Event]
                     "timestamp": event.timestamp + shift,
                 }
             )
-            for event in scenario.memory_events(labels=False)[: n_events - total]
+            for event in scenario.memory_events(labels=False)[:kept]
         ]
-        yield events, [q.question for q in scenario.questions]
+        episodes = {
+            f"w{week:05d}_{event.event_id}": episode
+            for event in scenario.memory_events(labels=True)[:kept]
+            if (episode := storyline_episode(event)) is not None
+        }
+        yield HouseholdWeek(events, [q.question for q in scenario.questions], episodes)
         total += len(events)
         week += 1
+
+
+def _tenths(batches: list[tuple[int, float]]) -> tuple[float, float] | None:
+    """Events/s over the first and over the last tenth of the events ingested in `batches`
+    ((events, seconds) in order; each tenth is whole batches, at least one)."""
+    total = sum(n for n, _ in batches)
+
+    def rate(ordered: list[tuple[int, float]]) -> float:
+        events = seconds = 0.0
+        for n, s in ordered:
+            events, seconds = events + n, seconds + s
+            if events >= total / 10:
+                break
+        return events / seconds if seconds else 0.0
+
+    return (rate(batches), rate(batches[::-1])) if total else None
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:
@@ -120,9 +182,14 @@ def run_perf(
     data_dir: Path | None = None,
     seed: int = 13,
     embedder: str = "model",
+    stream: int = 0,
 ) -> PerfReport:
+    """Ingest `n_events` in batches of about a fiftieth of them (so the first and the last
+    tenth are timed apart), time searches and controller runs on the result, and with
+    `stream` go on with that many more events, one `ingest` call each (a live household)."""
     from tqdm import tqdm
 
+    from eval.fusion_metrics import pack_purity
     from graphs.retrieval.run import MEMFUSE, retrieve
     from memfuse.api import MemFuse
     from memory.retrieval import search
@@ -131,7 +198,11 @@ def run_perf(
 
     settings = load_settings(embedding_provider="hashing" if embedder == "hashing" else None)
     questions: list[str] = []
-    ingest_s, weeks, last_time = 0.0, 0, None
+    batches: list[tuple[int, float]] = []
+    streamed: list[Event] = []
+    episodes: dict[str, str] = {}
+    weeks, last_time, seen = 0, None, 0
+    batch = max(100, n_events // 50)
     if data_dir is not None:
         data_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -141,14 +212,21 @@ def run_perf(
         namespace = f"perf-{mode}-{embedder}-{n_events}"
         with MemFuse.open(root, namespace=namespace, settings=settings) as memory:
             with tqdm(total=n_events, unit="event", desc=f"{mode} ingest") as bar:
-                for events, texts in household_weeks(n_events, seed):
-                    started = time.perf_counter()
-                    memory.ingest(events, mode=mode)  # type: ignore[arg-type]
-                    ingest_s += time.perf_counter() - started
-                    questions += texts
-                    weeks += 1
-                    last_time = events[-1].timestamp
-                    bar.update(len(events))
+                for week in household_weeks(n_events + stream, seed):
+                    bulk = week.events[: max(0, n_events - seen)]
+                    streamed += week.events[len(bulk) :]
+                    seen += len(week.events)
+                    episodes.update(week.episodes)
+                    for start in range(0, len(bulk), batch):
+                        part = bulk[start : start + batch]
+                        started = time.perf_counter()
+                        memory.ingest(part, mode=mode)  # type: ignore[arg-type]
+                        batches.append((len(part), time.perf_counter() - started))
+                        bar.update(len(part))
+                    if bulk:
+                        questions += week.questions
+                        weeks += 1
+                        last_time = bulk[-1].timestamp
             queries = random.Random(seed + 1).sample(questions, min(n_queries, len(questions)))
             memory.store.embed_queries(queries)  # warm the query embeddings like a cache would
             latencies = []
@@ -169,9 +247,19 @@ def run_perf(
                     options=MEMFUSE,
                 )
                 controller.append((time.perf_counter() - t0) * 1000)
+            packs = memory.store.all_fused() if mode == "fused" else []
+            purity = pack_purity(packs, episodes) if mode == "fused" else None
+            per_event: list[float] = []
+            for event in tqdm(streamed, unit="event", desc=f"{mode} stream", disable=not streamed):
+                t0 = time.perf_counter()
+                memory.ingest([event], mode=mode)  # type: ignore[arg-type]
+                per_event.append((time.perf_counter() - t0) * 1000)
         store_bytes = _bytes_under(root)
+    ingest_s = sum(seconds for _, seconds in batches)
     p50, p95 = _percentiles(latencies)
     c50, c95 = _percentiles(controller)
+    s50, s95 = _percentiles(per_event) if per_event else (None, None)
+    first, last = _tenths(batches) or (None, None)
     return PerfReport(
         events=n_events,
         households=weeks,
@@ -187,4 +275,11 @@ def run_perf(
         controller_queries=len(controller),
         controller_p50_ms=c50,
         controller_p95_ms=c95,
+        first_tenth_events_per_s=first,
+        last_tenth_events_per_s=last,
+        packs=len(packs) if mode == "fused" else None,
+        pack_purity=purity,
+        stream_events=len(per_event),
+        stream_p50_ms=s50,
+        stream_p95_ms=s95,
     )

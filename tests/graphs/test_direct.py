@@ -68,7 +68,7 @@ def test_a_scripted_llm_run_is_the_same_on_both_runtimes(
 def test_an_offline_ingest_of_a_generated_household_is_the_same_on_both_runtimes(
     tmp_path: Path,
 ) -> None:
-    events, _questions = next(household_weeks(400, seed=13))
+    events = next(household_weeks(400, seed=13)).events
     events = events[:400]
     reports = {}
     stores = {}
