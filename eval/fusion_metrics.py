@@ -80,7 +80,7 @@ def fusion_stats(store: MemoryStoreAPI, events: Iterable[Event] = ()) -> dict[st
         and storyline_episode(lookup[e.src]) == storyline_episode(lookup[e.dst])
         for e in causal.values()
     ]
-    plan_counts = getattr(store, "plan_counts", dict)()
+    plan_counts = store.plan_counts()
     return {
         "events": len(all_events),
         "fused_nodes": len(nodes),
