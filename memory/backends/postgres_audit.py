@@ -31,7 +31,7 @@ from memory.audit_chain import (
     id_digest,
     walk_chain,
 )
-from memory.backends.postgres import (
+from memory.backends.postgres_connect import (
     AUDIT_LOCK,
     connect,
     ensure_schema,
