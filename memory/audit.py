@@ -324,8 +324,15 @@ class AuditLog:
         return through
 
     def _last_entry(self) -> AuditEntry | None:
-        found = self.entries()
-        return found[-1] if found else None
+        """The log's last complete entry, read from the file's end as an append reads it: every
+        delivery asks, so it must cost the same on a log of any length (reading the whole log
+        made a one-event ingest cost ~0.2 s at 3,000 entries)."""
+        try:
+            with open(self.path, "rb") as log:
+                _, last = _tail(log)
+        except FileNotFoundError:
+            return None
+        return None if last is None else self._entry_or_damaged(last, "the last line")
 
     def verify_anchored(self, anchor: Mapping[str, Any] | None) -> VerifyReport:
         """`verify`, plus the store's anchor: the log must reach the entry the store last saw

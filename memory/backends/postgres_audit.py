@@ -179,6 +179,18 @@ class PostgresAuditLog(AuditLog):
                 )
         return new[-len(drafts) :]
 
+    def _last_entry(self) -> AuditEntry | None:
+        """The last row alone (every delivery asks; see `AuditLog._last_entry`)."""
+        with self._connection() as conn:
+            if not self._has_tables(conn):
+                return None
+            row = conn.execute(
+                sql.SQL("SELECT seq, line FROM {} ORDER BY seq DESC LIMIT 1").format(
+                    self._table("audit_log")
+                )
+            ).fetchone()
+        return None if row is None else self._damaged(str(row[1]), f"entry {row[0]}")
+
     def _all_entries(self) -> list[AuditEntry]:
         with self._connection() as conn:
             rows = self._rows(conn)

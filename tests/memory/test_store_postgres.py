@@ -468,8 +468,9 @@ def test_the_audit_log_on_postgres_chains_finds_redacts_and_verifies(postgres_ur
     namespace = _namespace()
     log = backend_for(postgres_url, Path(".")).audit_log(namespace)
     assert isinstance(log, PostgresAuditLog)
-    assert log.verify().ok and log.entries() == []
+    assert log.verify().ok and log.entries() == [] and log._last_entry() is None
     log.append("ingest", actor="david", counts={"events": 2}, ids=["e1", "e2"])
+    assert log._last_entry() == log.entries()[-1]  # the last row alone, read as the log reads it
     log.append_many(
         [
             ("fusion_plan", {"actor": "fusion", "ids": ["e2"], "details": {"plan": "p1"}}),
