@@ -326,7 +326,7 @@ class AuditLog:
     def _last_entry(self) -> AuditEntry | None:
         """The log's last complete entry, read from the file's end as an append reads it: every
         delivery asks, so it must cost the same on a log of any length (reading the whole log
-        made a one-event ingest cost ~0.2 s at 3,000 entries)."""
+        made every one-event ingest slower the longer the log: `memfuse bench-perf --stream`)."""
         try:
             with open(self.path, "rb") as log:
                 _, last = _tail(log)

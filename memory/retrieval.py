@@ -78,6 +78,16 @@ def as_plan(plan: RoundPlan | str) -> RoundPlan:
     return RoundPlan.from_query(plan.strip())
 
 
+def _question_time(value: datetime | str | None) -> datetime | None:
+    """The asking time as a datetime (an ISO-8601 string parsed), a bad one a query error."""
+    if value is None:
+        return None
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise InvalidQueryError(str(exc)) from None
+
+
 def search(
     store: MemoryStoreAPI,
     plan: RoundPlan | str,
@@ -96,12 +106,7 @@ def search(
     (the guard searches those). A plan with an honoured evidence pivot runs a pivot search
     (`memory.search.pivot`): only events outside `known` (what the caller already holds).
     """
-    when = None
-    if question_time is not None:
-        try:
-            when = parse_timestamp(question_time)
-        except ValueError as exc:
-            raise InvalidQueryError(str(exc)) from None
+    when = _question_time(question_time)
     view, executed, recipe = as_of(store, when), as_plan(plan), resolve_recipe(config)
     with one_blas_thread():  # small products: see memory.blas
         if active_pivot(executed, recipe) is not None:
@@ -135,9 +140,9 @@ def run_recipe(
     """One search of a query's plain plan under a recipe, and the context it assembles, read
     as of `question_time` (packs included): what `MemFuse.search` answers for a baseline
     system and what the benchmark scores for it, so the two cannot drift apart."""
-    config = resolve_recipe(recipe)
-    found = search(store, query, config, requester=requester, question_time=question_time)
-    view = as_of(store, parse_timestamp(question_time) if question_time is not None else None)
+    config, when = resolve_recipe(recipe), _question_time(question_time)
+    found = search(store, query, config, requester=requester, question_time=when)
+    view = as_of(store, when)  # the view the search read, for the packs' members too
     context = assemble_context(
         view, found.candidates, found.fused, config.context, pinned_ids=found.guard_ids
     )

@@ -143,11 +143,7 @@ class PostgresAuditLog(AuditLog):
             self._ensure_tables(conn)
             with conn.transaction():
                 self._lock(conn)  # under it: another process may have appended
-                last_row = conn.execute(
-                    sql.SQL("SELECT line FROM {} ORDER BY seq DESC LIMIT 1").format(
-                        self._table("audit_log")
-                    )
-                ).fetchone()
+                last_row = self._last_row(conn)
                 time = _utc(self._clock()).strftime("%Y-%m-%dT%H:%M:%SZ")
                 made: list[AuditEntry] = []
                 if last_row is None:
@@ -158,7 +154,7 @@ class PostgresAuditLog(AuditLog):
                     )
                     made.append(_sealed(0, time, genesis, salt, GENESIS_PREV))
                 else:
-                    made.append(self._damaged(last_row[0], "the last entry"))
+                    made.append(self._damaged(last_row[1], "the last entry"))
                     salt = self._salt_of(conn)
                 for draft in drafts:
                     made.append(_sealed(made[-1].seq + 1, time, draft, salt, made[-1].hash))
@@ -179,17 +175,17 @@ class PostgresAuditLog(AuditLog):
                 )
         return new[-len(drafts) :]
 
+    def _last_row(self, conn: Any) -> tuple[int, str] | None:
+        """(seq, line) of the log's last row; None when it has none (its tables must exist)."""
+        query = sql.SQL("SELECT seq, line FROM {} ORDER BY seq DESC LIMIT 1")
+        row = conn.execute(query.format(self._table("audit_log"))).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
     def _last_entry(self) -> AuditEntry | None:
         """The last row alone (every delivery asks; see `AuditLog._last_entry`)."""
         with self._connection() as conn:
-            if not self._has_tables(conn):
-                return None
-            row = conn.execute(
-                sql.SQL("SELECT seq, line FROM {} ORDER BY seq DESC LIMIT 1").format(
-                    self._table("audit_log")
-                )
-            ).fetchone()
-        return None if row is None else self._damaged(str(row[1]), f"entry {row[0]}")
+            row = self._last_row(conn) if self._has_tables(conn) else None
+        return None if row is None else self._damaged(row[1], f"entry {row[0]}")
 
     def _all_entries(self) -> list[AuditEntry]:
         with self._connection() as conn:

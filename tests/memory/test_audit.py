@@ -477,7 +477,7 @@ def test_the_last_entry_is_read_from_the_end_of_the_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every delivery asks for the last entry: it must not read the whole log (it did, and a
-    one-event ingest cost ~0.2 s on a log of 3,000 entries)."""
+    one-event ingest slowed with the log's length; `memfuse bench-perf --stream` shows it)."""
     log = _log(tmp_path)
     assert log._last_entry() is None  # no log yet
     _sample(log)
