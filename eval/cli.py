@@ -374,3 +374,49 @@ def check_dataset(
         render(report, console())
     if not report.passed:
         raise SystemExit(1)
+
+
+@app.command()
+def verify(
+    file: Path = typer.Argument(..., help="A MemFuseBench or LoCoMo JSON file (never modified)."),
+    out: Path = typer.Option(
+        Path("verify-out"),
+        "--out",
+        help="Folder for the corrected dataset and verify-report.json / verify-report.md.",
+    ),
+    llm: bool = typer.Option(
+        False,
+        "--llm",
+        help="Also let LLM readers answer every question from the whole scenario, a judge "
+        "compare them with the gold, and the LLM corrector revise (needs MEMFUSE_LLM_MODEL).",
+    ),
+    reader_models: str | None = typer.Option(
+        None, "--reader-models", help="With --llm: more chat models to read with, comma-separated."
+    ),
+    rounds: int = typer.Option(2, "--rounds", min=1, help="Correction rounds before dropping."),
+) -> None:
+    """Verify a benchmark file: flag doubtful questions, correct or drop them, and report."""
+    from eval.verify.graph import VerificationContext
+    from eval.verify.run import verify_file
+
+    models = [m.strip() for m in (reader_models or "").split(",") if m.strip()]
+    context = VerificationContext(
+        policy="llm" if llm else "offline", max_rounds=rounds, reader_models=models
+    )
+    result = verify_file(file, out, context)
+    summary = result.summary
+    out_console = console()
+    out_console.print(
+        f"{summary['questions']} questions, {summary['flagged']} flagged: "
+        f"{summary['revised']} revised, {summary['dropped']} dropped, {summary['kept']} kept"
+    )
+    for kind, n in summary["by_kind"].items():
+        out_console.print(
+            f"  {kind}: {n['flagged']} flagged ({n['revised']} revised, {n['dropped']} dropped, "
+            f"{n['kept']} kept)"
+        )
+    for note in result.notes:
+        out_console.print(f"note: {note}")
+    out_console.print(
+        f"wrote {result.output_dataset}, {result.report_json} and {result.report_markdown}"
+    )
