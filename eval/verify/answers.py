@@ -57,9 +57,10 @@ def question_shape(text: str) -> str | None:
         return "how_many"
     if any(re.match(r"(when|what time|at what time)\b", c) for c in lowered):
         return "when"
-    first = re.match(r"[a-z']+", lowered[0]) if lowered else None
-    if first and first.group() in words("yes_no_openers") and " or " not in lowered[0]:
-        return "yes_no"
+    for clause in lowered:  # "X said so — was it?" asks yes/no in its tag
+        first = re.match(r"[a-z']+", clause)
+        if first and first.group() in words("yes_no_openers") and " or " not in clause:
+            return "yes_no"
     return None
 
 

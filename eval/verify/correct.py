@@ -24,7 +24,10 @@ NEARBY = 40  # other events shown to the LLM corrector around the cited ones
 def offline_edit(scenario: VerifyScenario, question: Question, findings: list[Finding]) -> Edit:
     """Drop unused evidence when that is all that is wrong; else drop the question."""
     kinds = sorted({f.kind for f in findings})
-    base = {"scenario_id": scenario.scenario_id, "question_id": question.question_id}
+    base: dict[str, Any] = {
+        "scenario_id": scenario.scenario_id,
+        "question_id": question.question_id,
+    }
     if set(kinds) <= REPAIRABLE:
         unused = {i for f in findings for i in f.event_ids}
         kept = [i for i in question.evidence_event_ids if i not in unused]
@@ -59,7 +62,11 @@ def llm_edit(
 
 
 def _checked(scenario: VerifyScenario, question: Question, reply: Any) -> Edit:
-    base = {"scenario_id": scenario.scenario_id, "question_id": question.question_id, "by": "llm"}
+    base: dict[str, Any] = {
+        "scenario_id": scenario.scenario_id,
+        "question_id": question.question_id,
+        "by": "llm",
+    }
     reason = str(reply.reason or "").strip() or "(no reason given)"
     if reply.action == "drop":
         return Edit(**base, outcome="dropped", reason=reason)

@@ -113,7 +113,33 @@ def _not_resident(sentence: str, names: set[str]) -> list[str]:
 
 
 _COMMON_OPENERS = frozenset(
-    ["the", "a", "an", "it", "he", "she", "they", "we", "you", "i", "nobody", "everyone", "someone", "one", "who", "which", "that", "this", "there", "then", "and", "but", "so", "yes", "no"]
+    [
+        "the",
+        "a",
+        "an",
+        "it",
+        "he",
+        "she",
+        "they",
+        "we",
+        "you",
+        "i",
+        "nobody",
+        "everyone",
+        "someone",
+        "one",
+        "who",
+        "which",
+        "that",
+        "this",
+        "there",
+        "then",
+        "and",
+        "but",
+        "so",
+        "yes",
+        "no",
+    ]
 )
 
 

@@ -83,7 +83,8 @@ def conflicts(scenario: VerifyScenario) -> dict[str, list[tuple[str, str]]]:
                 if (same_event and earlier.value != later.value) or later.value < earlier.value:
                     why = (
                         f"{device} on {day}: {earlier.event_id} logged {earlier.value:,.0f} {unit} "
-                        f"at {earlier.at:%H:%M}, {later.event_id} {later.value:,.0f} at {later.at:%H:%M}"
+                        f"at {earlier.at:%H:%M}, {later.event_id} {later.value:,.0f} "
+                        f"at {later.at:%H:%M}"
                     )
                     for event_id in {earlier.event_id, later.event_id}:
                         found[event_id].append((unit, why))

@@ -24,8 +24,8 @@ def build_report(
     """The report as a JSON-plain dict."""
     final = {(e.scenario_id, e.question_id): e for e in edits}  # the last decision stands
     flagged: dict[tuple[str, str], list[Finding]] = defaultdict(list)
-    for found in findings:
-        flagged[found.scenario_id, found.question_id].append(found)
+    for finding in findings:
+        flagged[finding.scenario_id, finding.question_id].append(finding)
     texts = {
         (s.scenario_id, q.question_id): q.question for s in bench.scenarios for q in s.questions
     }
@@ -72,9 +72,11 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = [
         f"# Verification of `{report['file']}`",
         "",
-        f"{report['questions']} questions ({report['format']}), {report['flagged']} flagged: "
-        f"{report['revised']} revised, {report['dropped']} dropped, {report['kept']} kept "
-        f"({report['rounds']} verification round(s)). Corrected dataset: `{report['output']}`.",
+        (
+            f"{report['questions']} questions ({report['format']}), {report['flagged']} flagged: "
+            f"{report['revised']} revised, {report['dropped']} dropped, {report['kept']} kept "
+            f"({report['rounds']} verification round(s)). Corrected dataset: `{report['output']}`."
+        ),
         "",
         "| kind | flagged | revised | dropped | kept |",
         "| --- | ---: | ---: | ---: | ---: |",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eval.verify.graph import VerificationContext, VerificationOutput, builder
+from eval.verify.graph import VerificationContext, VerificationInput, VerificationOutput, builder
 
 
 def verify_file(
@@ -13,7 +13,7 @@ def verify_file(
     """Run the verification graph on `path`, writing the results under `out_dir`."""
     graph = builder.compile(name="verification")
     result = graph.invoke(
-        {"dataset": str(path), "out_dir": str(out_dir)},
+        VerificationInput(dataset=str(path), out_dir=str(out_dir)),
         context=context or VerificationContext(policy="offline"),
         config={"recursion_limit": 100},
     )

@@ -14,7 +14,7 @@ import dspy
 from signatures.untrusted import DATA_NOTICE
 
 
-class AnswerFromScenario(dspy.Signature):
+class AnswerFromScenario(dspy.Signature):  # type: ignore[misc]
     """Answer a question about a household's week from the complete record of its devices.
 
     The record lists every observation, one a line: id, time, device, place, description.
@@ -42,7 +42,7 @@ class CheckAnswerCarefully(AnswerFromScenario):
     __doc__ = (__doc__ or "") + DATA_NOTICE
 
 
-class JudgeAgreement(dspy.Signature):
+class JudgeAgreement(dspy.Signature):  # type: ignore[misc]
     """Decide whether a reader's answer agrees with the reference answer on what the question
     asks: the same verdict, figures, times and people. Wording, extra detail and rounding do not
     matter; a different fact, a missing key fact or a refusal is disagreement."""
@@ -54,7 +54,7 @@ class JudgeAgreement(dspy.Signature):
     reason: str = dspy.OutputField(desc="One line: what differs, or why they agree.")
 
 
-class ReviseQuestion(dspy.Signature):
+class ReviseQuestion(dspy.Signature):  # type: ignore[misc]
     """Repair one benchmark question that verification flagged, or drop it.
 
     You see the question, its reference answer, its cited evidence and the findings against
@@ -83,7 +83,7 @@ READER_PROMPTS: dict[str, type[dspy.Signature]] = {
 }
 
 
-class ScenarioReader(dspy.Module):
+class ScenarioReader(dspy.Module):  # type: ignore[misc]
     """One reader: a prompt that answers from the whole scenario, then the judge."""
 
     def __init__(self, prompt: str = "direct") -> None:
@@ -105,7 +105,7 @@ class ScenarioReader(dspy.Module):
         )
 
 
-class QuestionCorrector(dspy.Module):
+class QuestionCorrector(dspy.Module):  # type: ignore[misc]
     """The LLM corrector (its offline twin is `eval.verify.correct.offline_edit`)."""
 
     def __init__(self) -> None:

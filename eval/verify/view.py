@@ -139,6 +139,12 @@ def _memfusebench(raw: Any, origin: str) -> list[VerifyScenario]:
 
 def _locomo(raw: Any) -> list[VerifyScenario]:
     scenarios, _, _ = locomo_from_raw(raw)
+    dropped = {
+        f"{sample.get('sample_id')}_q{index}"
+        for sample in raw
+        for index, qa in enumerate(sample.get("qa") or [], start=1)
+        if isinstance(qa, dict) and qa.get(DROPPED)
+    }
     result = []
     for scenario in scenarios:
         events = {
@@ -166,6 +172,7 @@ def _locomo(raw: Any) -> list[VerifyScenario]:
                 question_device=None,
             )
             for q in scenario.questions
+            if q.question_id not in dropped
         ]
         result.append(VerifyScenario(scenario.scenario_id, None, events, questions))
     return result
@@ -174,14 +181,20 @@ def _locomo(raw: Any) -> list[VerifyScenario]:
 # ------------------------------------------------------------------ edits
 
 
-def apply_edits(bench: LoadedBench, edits: list[Edit]) -> Any:
-    """The raw document with every edit applied (a deep copy; the input is never changed)."""
+DROPPED = "_verify_dropped"  # marks a LoCoMo qa entry dropped between rounds (ids stay put)
+
+
+def apply_edits(bench: LoadedBench, edits: list[Edit], final: bool = True) -> Any:
+    """The raw document with every edit applied (a deep copy; the input is never changed).
+
+    LoCoMo numbers its questions by position, so between rounds (`final=False`) a dropped
+    entry is only marked, and every question keeps its id; the final document removes it."""
     raw = copy.deepcopy(bench.raw)
     by_id = {(e.scenario_id, e.question_id): e for e in edits if e.outcome != "kept"}
     if not by_id:
         return raw
     if bench.format == "locomo":
-        return _edit_locomo(raw, by_id)
+        return _edit_locomo(raw, by_id, final)
     for scenario in raw.get("scenario_data") or []:
         sid = str(scenario.get("scenario_id"))
         kept = []
@@ -214,7 +227,7 @@ def _revised_record(record: dict[str, Any], edit: Edit) -> dict[str, Any]:
     return record
 
 
-def _edit_locomo(raw: Any, by_id: dict[tuple[str, str], Edit]) -> Any:
+def _edit_locomo(raw: Any, by_id: dict[tuple[str, str], Edit], final: bool) -> Any:
     """LoCoMo question ids are `<sample>_q<n>` (n counts the sample's qa list from 1)."""
     for sample in raw:
         sid = str(sample.get("sample_id") or "")
@@ -223,6 +236,8 @@ def _edit_locomo(raw: Any, by_id: dict[tuple[str, str], Edit]) -> Any:
             edit = by_id.get((sid, f"{sid}_q{index}"))
             if edit is None:
                 kept.append(qa)
+            elif edit.outcome == "dropped" and not final:
+                kept.append({**qa, DROPPED: True})
             elif edit.outcome == "revised":
                 qa = dict(qa)
                 if edit.question is not None:

@@ -16,7 +16,15 @@ import typer
 from memfuse import cli
 
 GROUP = cli.PLUGIN_GROUP
-BENCH_COMMANDS = ["synth", "bench", "bench-perf", "optimize", "show-question", "check-dataset"]
+BENCH_COMMANDS = [
+    "synth",
+    "bench",
+    "bench-perf",
+    "optimize",
+    "show-question",
+    "check-dataset",
+    "verify",
+]
 
 
 def _names(app: typer.Typer) -> list[str]:

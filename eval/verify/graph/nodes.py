@@ -60,7 +60,7 @@ def current(bench: LoadedBench, edits: list[Edit]) -> list[VerifyScenario]:
     """The scenarios as they stand after the edits."""
     if not edits:
         return bench.scenarios
-    return scenarios_of(apply_edits(bench, edits), bench.format, bench.path.name)
+    return scenarios_of(apply_edits(bench, edits, final=False), bench.format, bench.path.name)
 
 
 @node
