@@ -172,6 +172,7 @@ class ControllerSystem:
     def retrieve(self, store: Any, question: BenchQuestion, k: int) -> RetrievalOutcome:
         from graphs.retrieval.run import retrieve
 
+        started = time.perf_counter()
         result = retrieve(
             store,
             question.question,
@@ -184,8 +185,8 @@ class ControllerSystem:
         return RetrievalOutcome(
             event_ids=result.event_ids[:k],
             context=result.context,
-            elapsed_ms=result.elapsed_ms,
-            rounds=max(1, result.rounds),
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            rounds=max(1, result.round),
         )
 
 

@@ -48,6 +48,9 @@ class Injected:
     lm: Any = None
     program: Any = None
     reader: Any = None
+    request: Any = None
+    """A read request its Python caller already checked (`memory.read_request`): the graph
+    takes it as it is instead of checking its raw input a second time."""
 
 
 @dataclass(kw_only=True)
@@ -123,7 +126,8 @@ class RunContext:
         return injected
 
     def injecting(self, **objects: Any) -> Self:
-        """A copy with these live objects added (store=, settings=, lm=, program=, reader=)."""
+        """A copy with these live objects added (store=, settings=, lm=, program=, reader=,
+        request=)."""
         clone = copy.copy(self)
         clone.__dict__.pop("_resources", None)  # resolved for the old objects
         clone._injected = replace(self.injected, **objects)

@@ -27,15 +27,18 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphs.context import Injected, RunContext
+from memory.access import request_view
 from memory.audit import AuditLog
 from memory.backends import backend_for
 from memory.errors import ConfigurationError, PermissionDeniedError
 from memory.opener import open_store, store_exists
+from memory.read_request import ReadRequest
 from memory.settings import MemFuseSettings, load_settings
 from memory.store_api import MemoryStoreAPI
 
@@ -160,6 +163,20 @@ class Resources:
     injected: Injected = field(default_factory=Injected)
     notes: tuple[str, ...] = ()
     """What the run's output should say about where its memory is."""
+    _views: dict[tuple[str | None, bool, datetime], MemoryStoreAPI] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def view(self, request: ReadRequest) -> MemoryStoreAPI:
+        """The store as this request may read it, as of its time: every event up to then for
+        an administrative read, else the requester's view (`memory.access`). Built once per
+        run, on first use, so every node of the run reads the same view."""
+        key = (request.requester, request.admin, request.question_time)
+        view = self._views.get(key)
+        if view is None:
+            self._views.clear()  # a context reused for another read keeps only its own view
+            view = self._views[key] = request_view(self.require_store(), request)
+        return view
 
     @property
     def decided_by(self) -> str:

@@ -28,9 +28,10 @@ from memory.audit import AuditLog
 from memory.audit_outbox import audited_as
 from memory.backends import backend_for
 from memory.backends.base import WriterLock
-from memory.errors import InvalidQueryError, MemFuseError
+from memory.errors import MemFuseError
 from memory.models import Event, as_events, utc_now
 from memory.opener import require_store as _require_store
+from memory.read_request import ReadRequest, read_request
 from memory.search.config import RECIPES
 from memory.store_api import MemoryStoreAPI, StoreStats
 
@@ -46,16 +47,6 @@ def require_store(root: Path, namespace: str, database_url: str | None = None) -
     (default: MEMFUSE_DATABASE_URL) the namespace's PostgreSQL schema."""
     database_url = database_url if database_url is not None else load_settings().database_url
     _require_store(database_url, data_dir=root, namespace=namespace)
-
-
-def _check_request(text: object, k: object, what: str) -> None:
-    """One-line errors for the read path's own input, before any retrieval runs."""
-    if not isinstance(text, str):
-        raise InvalidQueryError(f"the {what} must be text, got {type(text).__name__}")
-    if not text.strip():
-        raise InvalidQueryError(f"the {what} is empty")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InvalidQueryError(f"k must be a whole number of at least 1, got {k!r}")
 
 
 class _Opened(NamedTuple):
@@ -303,40 +294,28 @@ class MemFuse(AgentAPI):
         MEMFUSE_USER) or an audited `admin` read, as of `time` (default now): events after it
         are not seen. For `memfuse`, the trace too: rounds, who decided each, notes, stop
         reason."""
-        _check_request(query, k, "query")
         if system not in SEARCH_SYSTEMS:
             raise MemFuseError(
                 f"unknown system {system!r} (expected one of: {', '.join(SEARCH_SYSTEMS)})"
             )
+        request = self._read_request(query, user, admin, time, k, what="query")
         self.store.refresh()  # another process (a CLI ingest) may have written since
-        store, user = self.reader_store(user, admin, what=f"search ({system})")
-        when = time or utc_now()
+        self.admit_read(request, what=f"search ({system})")
         if system == "memfuse":
             from dataclasses import replace
 
             from graphs.retrieval.run import MEMFUSE, retrieve
 
-            options = replace(MEMFUSE, settings=self.settings)
-            result = retrieve(
-                self.store,
-                query,
-                question_time=when,
-                requester=user,
-                admin=admin,
-                k=k,
-                options=options,
-            )
-            return SearchResult(
-                context=result.context,
-                rounds=result.rounds,
-                decisions=[d.model_dump() for d in result.decisions],
-                notes=result.notes,
-                stop_reason=result.stop_reason,
-            )
+            output = retrieve(self.store, request, options=replace(MEMFUSE, settings=self.settings))
+            return SearchResult.of_run(output)
         from memory.retrieval import run_recipe
 
         context, _ = run_recipe(
-            store, query, RECIPES[system].sized(k), requester=user, question_time=when
+            self.view_for(request),
+            request.question,
+            RECIPES[system].sized(request.k),
+            requester=request.requester,
+            question_time=request.question_time,
         )
         return SearchResult(context=context)
 
@@ -355,19 +334,29 @@ class MemFuse(AgentAPI):
         only what they may see; `admin` (audited) reads everything."""
         from graphs.answer import answer_question
 
-        _check_request(question, k, "question")
-        _, user = self.reader_store(user, admin, what="ask")
-        when = time or utc_now()
-        return AskResult.model_validate(
-            answer_question(
-                self.store,
-                question,
-                question_time=when,
-                requester=user,
-                admin=admin,
-                k=k,
-                settings=self.settings,
-            )
+        request = self._read_request(question, user, admin, time, k, what="question")
+        self.admit_read(request, what="ask")
+        return AskResult.of_run(answer_question(self.store, request, settings=self.settings))
+
+    def _read_request(
+        self,
+        text: object,
+        user: str | None,
+        admin: bool,
+        time: datetime | None,
+        k: object,
+        *,
+        what: str,
+    ) -> ReadRequest:
+        """The read checked once, here at the edge (`memory.read_request`): the graphs below
+        run it as given. Who asks: `user`, else MEMFUSE_USER; the time: `time`, else now."""
+        return read_request(
+            text,
+            question_time=time or utc_now(),
+            requester=user or self.settings.user,
+            admin=admin,
+            k=k,
+            what=what,
         )
 
     def stats(self) -> StoreStats:

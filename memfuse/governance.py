@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel, Field
 
-from memory.access import VisibleStore
+from memory.access import VisibleStore, request_view
 from memory.audit import AuditEntry, AuditLog, VerifyReport
 from memory.errors import (
     InvalidQueryError,
@@ -26,6 +26,7 @@ from memory.errors import (
     PermissionDeniedError,
 )
 from memory.models import EdgeType, Event, FusedNode, is_fused_id
+from memory.read_request import NO_REQUESTER, ReadRequest
 from memory.selection import EventFilter, select_events
 from memory.settings import MemFuseSettings
 from memory.store_api import MemoryStoreAPI
@@ -34,10 +35,6 @@ from memory.visibility import VisibilityPolicy, canonical, derive_all, may_chang
 if TYPE_CHECKING:
     from graphs.fusion.forget import ForgetReport
 
-NO_REQUESTER = (
-    "say who asks: a user (who sees only what they may see; --user NAME, or MEMFUSE_USER), or "
-    "an administrative read of everything (--admin; recorded in the audit log)"
-)
 NO_WRITER = (
     "say who does this: a user (--user NAME, or MEMFUSE_USER), who may change and look into "
     "only what they may see, or an admin (--admin; recorded in the audit log)"
@@ -134,6 +131,17 @@ class Governance:
         if requester is None:
             raise InvalidQueryError(NO_REQUESTER)
         return VisibleStore(self.store, requester), requester
+
+    def admit_read(self, request: ReadRequest, *, what: str) -> None:
+        """A question's read let in: an admin read only for someone the policy lets
+        administer, and on record before it reads anything; a user's read as it is."""
+        if request.admin:
+            self.identity(request.requester, True, what=what)
+            self.audit_admin_read(what, request.requester)
+
+    def view_for(self, request: ReadRequest) -> MemoryStoreAPI:
+        """The store as an admitted read may see it, as of its time (`memory.access`)."""
+        return request_view(self.store, request)
 
     def changeable(
         self, selector: EventFilter, user: str | None, admin: bool, *, what: str

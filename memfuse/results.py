@@ -7,7 +7,7 @@ their callers share one definition of each result.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
@@ -55,6 +55,20 @@ class AskResult(BaseModel):
     )
     stop_reason: str = ""
 
+    @classmethod
+    def of_run(cls, output: Any) -> Self:
+        """The answer graph's output (`graphs.answer.state.AnswerOutput`) as it is, under the
+        API's names: `rounds` for the rounds searched, `question` as the run read it."""
+        request = output.request
+        return cls.model_validate(
+            {
+                **output.model_dump(),
+                "question": request.question if request is not None else "",
+                "rounds": output.round,
+                "note": output.note or None,
+            }
+        )
+
 
 class SearchResult(BaseModel):
     """A search's context and, for the `memfuse` system, how its rounds were decided."""
@@ -67,6 +81,12 @@ class SearchResult(BaseModel):
     )
     notes: list[str] = Field(default_factory=list)
     stop_reason: str = ""
+
+    @classmethod
+    def of_run(cls, output: Any) -> Self:
+        """The retrieval graph's output (`graphs.retrieval.state.RetrievalOutput`) as it is,
+        under the API's names (`rounds` for the rounds searched)."""
+        return cls.model_validate({**output.model_dump(), "rounds": output.round})
 
 
 def decision_lines(decisions: Sequence[dict[str, str]]) -> list[str]:

@@ -29,6 +29,7 @@ import numpy as np
 
 from memory.errors import MemFuseError, NodeNotFoundError
 from memory.models import Edge, EdgeType, Event, FusedNode, NodeKind, is_fused_id
+from memory.read_request import ReadRequest
 from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.visibility import audience
 
@@ -306,3 +307,12 @@ def as_of(store: MemoryStoreAPI, when: datetime | None) -> MemoryStoreAPI:
             return store
         return VisibleStore(store.store, store.requester, as_of=when)
     return VisibleStore(store, as_of=when)
+
+
+def request_view(store: MemoryStoreAPI, request: ReadRequest) -> MemoryStoreAPI:
+    """The store as one read may see it, as one view object: as of the asking time, and only
+    the requester's events unless it is an administrative read. The API's baseline searches
+    and every node of a retrieval run read through this, built once per read."""
+    if request.admin or request.requester is None:
+        return as_of(store, request.question_time)
+    return VisibleStore(store, request.requester, as_of=request.question_time)

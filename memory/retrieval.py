@@ -141,8 +141,8 @@ def run_recipe(
     as of `question_time` (packs included): what `MemFuse.search` answers for a baseline
     system and what the benchmark scores for it, so the two cannot drift apart."""
     config, when = resolve_recipe(recipe), _question_time(question_time)
-    found = search(store, query, config, requester=requester, question_time=when)
-    view = as_of(store, when)  # the view the search read, for the packs' members too
+    view = as_of(store, when)  # one view: the search's, and the packs' members'
+    found = search(view, query, config, requester=requester, question_time=when)
     context = assemble_context(
         view, found.candidates, found.fused, config.context, pinned_ids=found.guard_ids
     )

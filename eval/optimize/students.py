@@ -74,7 +74,7 @@ class RetrievalStudent(dspy.Module):
 
         return dspy.Prediction(
             event_ids=result.event_ids[: self.k],
-            rounds=result.rounds,
+            rounds=result.round,
             queries=[q for plan in result.plans for q in [plan.focus, *plan.semantic_queries]],
             notes=result.notes,
             describe=describe,

@@ -12,7 +12,6 @@ from graphs.retrieval.run import (
     MEMFUSE_NO_GRAPH,
     MEMFUSE_NO_RC,
     ControllerOptions,
-    ControllerResult,
     retrieve,
 )
 
@@ -24,6 +23,5 @@ __all__ = [
     "MEMFUSE_NO_GRAPH",
     "MEMFUSE_NO_RC",
     "ControllerOptions",
-    "ControllerResult",
     "retrieve",
 ]

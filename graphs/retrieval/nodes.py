@@ -13,7 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-from graphs.resources import Resources, resources_for
+from graphs.resources import resources_for
 from graphs.retrieval.context import RetrievalContext
 from graphs.retrieval.decisions import (
     OFFLINE_JUDGE,
@@ -33,11 +33,11 @@ from graphs.retrieval.planning import (
     queries_of,
     stop_reason_of,
 )
-from graphs.retrieval.state import Judgement, PastQuestion, Request, State
+from graphs.retrieval.state import Judgement, PastQuestion, State
 from graphs.state import fresh_run, node
-from memory.access import VisibleStore, as_of
-from memory.errors import ConfigurationError, InvalidQueryError
-from memory.models import is_fused_id, parse_timestamp, utc_now
+from memory.errors import ConfigurationError
+from memory.models import is_fused_id
+from memory.read_request import ReadRequest, read_request
 from memory.retrieval import assemble_context, search
 from memory.search.guard import keep_reserved
 from memory.store_api import MemoryStoreAPI
@@ -45,29 +45,7 @@ from signatures.evidence import judge_inputs
 from signatures.planning import planner_inputs
 
 
-def resolve_time(value: datetime | str | None) -> datetime:
-    """The frozen question time; the wall clock when a caller (e.g. Studio) gave none."""
-    if value is None or value == "":
-        return utc_now()
-    return parse_timestamp(value)
-
-
-NO_REQUESTER = (
-    "say who asks: a requester (the search sees only what they may see), or an "
-    "administrative read (admin: every event, recorded in the audit log)"
-)
-
-
-def store_for(resources: Resources, request: Request) -> MemoryStoreAPI:
-    """The store as this request may read it, as of the question time: every event up to
-    then for an administrative read, else the requester's view (see `memory.access`)."""
-    store = resources.require_store()
-    if not request.admin and request.requester is not None:
-        store = VisibleStore(store, request.requester)
-    return as_of(store, request.question_time)
-
-
-def request_of(state: State) -> Request:
+def request_of(state: State) -> ReadRequest:
     if state.request is None:  # pragma: no cover - begin always sets it
         raise RuntimeError("the retrieval graph reached a node before `begin`")
     return state.request
@@ -78,24 +56,17 @@ def begin(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]:
     """Start from this run's input alone (the previous run's work cleared, see
     `graphs.state`), read the question, and catch the store up with other writers."""
     context = context_of(runtime)
-    if not isinstance(state.question, str) or not state.question.strip():
-        raise InvalidQueryError("the question is empty")
-    if state.k is not None and state.k < 1:
-        raise InvalidQueryError(f"k must be at least 1, got {state.k}")
-    requester = (state.requester or "").strip() or None
-    if requester is None and not state.admin:
-        raise InvalidQueryError(NO_REQUESTER)
+    request = context.injected.request or read_request(
+        state.question,
+        question_time=state.question_time,
+        requester=state.requester,
+        admin=state.admin,
+        k=context.k if state.k is None else state.k,
+    )
     resources = resources_for(context)
     resources.refresh()
-    if state.admin:  # a served admin read is on record before it reads anything
-        resources.record_admin_read("graph:retrieval", requester)
-    request = Request(
-        question=state.question,
-        question_time=resolve_time(state.question_time),
-        requester=requester,
-        admin=bool(state.admin),
-        k=state.k or context.k,
-    )
+    if request.admin:  # a served admin read is on record before it reads anything
+        resources.record_admin_read("graph:retrieval", request.requester)
     return {**fresh_run(State), "request": request, "notes": Overwrite(list(resources.notes))}
 
 
@@ -107,7 +78,7 @@ def plan_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, An
     request = request_of(state)
     if state.round == 0:
         resources = resources_for(context)
-        store = store_for(resources, request)
+        store = resources.view(request)
         inputs = planner_inputs(
             request.question,
             request.question_time,
@@ -128,7 +99,7 @@ def plan_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, An
 
     judgement = state.judgements[-1] if state.judgements else None
     proposal = judgement.next_plan if judgement else None
-    if proposal is not None and nothing_left(state, store_for(resources_for(context), request)):
+    if proposal is not None and nothing_left(state, resources_for(context).view(request)):
         return {
             "plan": None,
             "stop_reason": f"after round {state.round}: every event is already in the pool",
@@ -168,7 +139,7 @@ def search_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, 
         raise ConfigurationError("search_round reached without a plan")
     resources = resources_for(context)
     result = search(
-        store_for(resources, request),
+        resources.view(request),
         state.plan,
         run_search_config(context, resources, request.k),
         requester=request.requester,
@@ -205,7 +176,7 @@ def judge_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, A
         context.min_rounds,
         final,
         request.k,
-        evidence_items(store_for(resources, request), state),
+        evidence_items(resources.view(request), state),
     )
     prediction, source, notes, decision = decide(
         lambda: resources.program("judge"),
@@ -261,9 +232,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     pinned = [*state.guard_ids, *(i for i in selected if i in set(ranked)), *pinned_fused]
     config = run_search_config(context, resources, k)
     entries = (
-        assemble_context(
-            store_for(resources, request), chosen, fused, config.context, pinned_ids=pinned
-        )
+        assemble_context(resources.view(request), chosen, fused, config.context, pinned_ids=pinned)
         if chosen or pinned
         else []
     )

@@ -3,25 +3,20 @@
 The benchmark calls this thousands of times, so the graph is compiled once (at
 import of `graphs.retrieval.graph`) and each call only builds a context object. The
 ablations of the paper are named option sets, not code paths. The graph returns JSON data
-(see `graphs.state`); `retrieve` hands back typed objects.
+(see `graphs.state`); `retrieve` hands back the typed output.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from graphs.context import Policy
 from graphs.retrieval.context import Backfill, RetrievalContext
 from graphs.retrieval.graph import graph
-from graphs.retrieval.state import Decision, Judgement, RetrievalOutput
-from memory.errors import InvalidQueryError
-from memory.records import ContextEntry
-from memory.search.plan import RoundPlan
+from graphs.retrieval.state import RetrievalOutput
+from memory.read_request import ReadRequest, read_request
 from memory.store_api import MemoryStoreAPI
 
 
@@ -70,64 +65,28 @@ ABLATIONS: dict[str, ControllerOptions] = {
 }
 
 
-class ControllerResult(BaseModel):
-    """One question's retrieval: the context, the ids in it and how the loop got there."""
-
-    event_ids: list[str] = Field(description="Event ids in the final context, best first.")
-    context: list[ContextEntry] = Field(description="The reader's context, in time order.")
-    rounds: int = Field(description="Search rounds run.")
-    added: list[list[str]] = Field(
-        default_factory=list, description="Per round, the context events it was first to find."
-    )
-    plans: list[RoundPlan] = Field(description="Executed plans, oldest first.")
-    judgements: list[Judgement] = Field(description="One per judged round.")
-    elapsed_ms: float
-    notes: list[str] = Field(default_factory=list, description="Fallbacks and replaced plans.")
-    decisions: list[Decision] = Field(
-        default_factory=list, description="Who made each planner and judge decision."
-    )
-    stop_reason: str = ""
-
-    def context_lines(self) -> list[str]:
-        return [entry.text for entry in self.context]
-
-
 def retrieve(
     store: MemoryStoreAPI,
-    question: str,
+    question: str | ReadRequest,
     *,
-    question_time: datetime | str,
+    question_time: datetime | str | None = None,
     requester: str | None = None,
     admin: bool = False,
     k: int = 20,
     options: ControllerOptions = MEMFUSE,
-) -> ControllerResult:
+) -> RetrievalOutput:
     """Run the retrieval controller for one question against an open store, as `requester`
-    (only what they may see) or as an administrative read (`admin`: everything)."""
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidQueryError("the question is empty")
-    started = time.perf_counter()
-    output = RetrievalOutput.model_validate(
-        graph.invoke(  # type: ignore[call-overload]  # input given as the JSON dict a server run gets
-            {
-                "question": question,
-                "question_time": question_time,
-                "requester": requester,
-                "admin": admin,
-                "k": k,
-            },
-            context=options.context(store, k),
+    (only what they may see) or as an administrative read (`admin`: everything), and return
+    the graph's output as it is. A `ReadRequest` its caller already checked (the API's edge)
+    is run as given; a question is checked here, by the same rule (`memory.read_request`)."""
+    request = (
+        question
+        if isinstance(question, ReadRequest)
+        else read_request(
+            question, question_time=question_time, requester=requester, admin=admin, k=k
         )
     )
-    return ControllerResult(
-        event_ids=output.event_ids,
-        context=output.context,
-        rounds=output.round,
-        added=output.added,
-        plans=output.plans,
-        judgements=output.judgements,
-        notes=output.notes,
-        decisions=output.decisions,
-        stop_reason=output.stop_reason,
-        elapsed_ms=(time.perf_counter() - started) * 1000.0,
+    context = options.context(store, request.k).injecting(request=request)
+    return RetrievalOutput.model_validate(
+        graph.invoke(request.model_dump(), context=context)  # type: ignore[call-overload]  # the input as the JSON-shaped dict a server run gets
     )

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from graphs.state import Input, keep_recent
+from memory.read_request import ReadRequest
 from memory.records import Candidate, ContextEntry
 from memory.search.plan import RoundPlan
 from signatures.evidence import FacetCoverage
@@ -77,18 +78,6 @@ class Decision(BaseModel):
     )
 
 
-class Request(BaseModel):
-    """The caller's question as this run resolved it (the time fixed, k chosen)."""
-
-    question: str = Field(description="The question, verbatim.")
-    question_time: datetime = Field(description="When it was asked (the wall clock if unset).")
-    requester: str | None = Field(default=None, description='Who asked ("I/me/my").')
-    admin: bool = Field(
-        default=False, description="An administrative read: every event, whoever may see it."
-    )
-    k: int = Field(description="Events in the final context.")
-
-
 class PastQuestion(BaseModel):
     """What a thread keeps of one finished run (read by people, never by decisions)."""
 
@@ -126,7 +115,9 @@ class RetrievalInput(BaseModel):
 class RetrievalOutput(BaseModel):
     """What the controller returns (the answer graph returns this plus the answer)."""
 
-    request: Request | None = Field(default=None, description="The question as this run read it.")
+    request: ReadRequest | None = Field(
+        default=None, description="The question as this run read it."
+    )
     event_ids: list[str] = Field(
         default_factory=list, description="Event ids of the final context, best first."
     )
@@ -174,7 +165,7 @@ class State(BaseModel):
     admin: Input[bool] = False
     k: Input[int | None] = None
 
-    request: Request | None = None
+    request: ReadRequest | None = None
     round: int = 0
     plan: RoundPlan | None = Field(
         default=None, description="The plan the next search executes (None: nothing left)."

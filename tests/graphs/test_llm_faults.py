@@ -132,14 +132,14 @@ def test_a_down_endpoint_leaves_the_evidence_and_says_why(store: MemoryStore) ->
     # one budget (about 1 s of retries), then every later call is skipped without a request
     assert fake.failures_served == 2
     assert spent < 10.0
-    assert out["answer"] is None
-    assert out["reader_error"].startswith("not sent: the endpoint failed")
-    assert out["note"].startswith("reader failed: ") and "\n" not in out["note"]
-    assert [e.node_id for e in out["context"]] and len(out["context"]) == 3
-    steps = [d["step"] for d in out["decisions"]]
+    assert out.answer is None
+    assert out.reader_error.startswith("not sent: the endpoint failed")
+    assert out.note.startswith("reader failed: ") and "\n" not in out.note
+    assert [e.node_id for e in out.context] and len(out.context) == 3
+    steps = [d.step for d in out.decisions]
     assert steps[0] == "round 1 planner" and steps[-1] == "reader"
-    assert all(d["decided_by"].startswith("offline fallback: ") for d in out["decisions"])
-    assert "provider error after 2 attempt" in out["decisions"][0]["decided_by"]
+    assert all(d.decided_by.startswith("offline fallback: ") for d in out.decisions)
+    assert "provider error after 2 attempt" in out.decisions[0].decided_by
 
 
 # --- garbage ----------------------------------------------------------------------------
@@ -166,12 +166,12 @@ def test_a_garbage_answer_is_flagged_not_returned(
         settings=MemFuseSettings(llm_model=None, _env_file=None),
         reader=lambda lines, **kw: reply,
     )
-    assert out["answer"] is None
-    assert reason in out["reader_error"]
-    assert out["context"]
-    assert out["decisions"][-1] == {
+    assert out.answer is None
+    assert reason in out.reader_error
+    assert out.context
+    assert out.decisions[-1].model_dump() == {
         "step": "reader",
-        "decided_by": f"offline fallback: reader failed: {out['reader_error']}",
+        "decided_by": f"offline fallback: reader failed: {out.reader_error}",
     }
 
 
@@ -188,8 +188,8 @@ def test_a_reader_that_raises_is_one_line_and_the_evidence_stays(store: MemorySt
         settings=MemFuseSettings(llm_model=None, _env_file=None),
         reader=broken,
     )
-    assert out["reader_error"] == "RuntimeError: socket closed while reading"
-    assert out["context"]
+    assert out.reader_error == "RuntimeError: socket closed while reading"
+    assert out.context
 
 
 def test_a_real_answer_passes_and_says_the_llm_decided(store: MemoryStore) -> None:
@@ -202,8 +202,8 @@ def test_a_real_answer_passes_and_says_the_llm_decided(store: MemoryStore) -> No
         settings=MemFuseSettings(llm_model=None, _env_file=None),
         reader=lambda lines, **kw: "  82, 7h10m.  ",
     )
-    assert out["answer"] == "82, 7h10m." and out["reader_error"] is None
-    assert out["decisions"][-1] == {"step": "reader", "decided_by": "llm"}
+    assert out.answer == "82, 7h10m." and out.reader_error is None
+    assert out.decisions[-1].model_dump() == {"step": "reader", "decided_by": "llm"}
     assert answer_problem("No.") is None
 
 
@@ -216,9 +216,9 @@ def test_without_an_llm_every_decision_says_offline(store: MemoryStore) -> None:
         k=3,
         settings=MemFuseSettings(llm_model=None, _env_file=None),
     )
-    assert out["reader_error"] is None
-    assert {d["decided_by"] for d in out["decisions"]} == {"offline"}
-    assert out["decisions"][-1]["step"] == "reader"
+    assert out.reader_error is None
+    assert {d.decided_by for d in out.decisions} == {"offline"}
+    assert out.decisions[-1].step == "reader"
 
 
 def test_a_garbage_plan_is_an_offline_fallback_in_the_trace(store: MemoryStore) -> None:

@@ -207,7 +207,7 @@ def test_cannot_stop_before_the_minimum_rounds_even_when_judged_sufficient(
         k=5,
         options=llm_options(lm, min_rounds=2),
     )
-    assert result.rounds == 2
+    assert result.round == 2
     assert [j.sufficient for j in result.judgements] == [False, True]
     assert [j.source for j in result.judgements] == ["llm", "llm"]
     assert any("before the minimum of 2 rounds" in n for n in result.notes)
@@ -233,7 +233,7 @@ def test_stops_at_the_maximum_when_never_sufficient(store: MemoryStore) -> None:
         k=5,
         options=llm_options(lm),
     )
-    assert result.rounds == 5
+    assert result.round == 5
     assert len(result.judgements) == 5
     assert result.judgements[-1].next_plan is None
     assert result.stop_reason == "reached the maximum of 5 rounds"
@@ -256,7 +256,7 @@ def test_offline_policy_gives_up_on_a_facet_its_follow_up_already_searched(
         k=5,
         options=ControllerOptions(policy="offline"),
     )
-    assert result.rounds == 2
+    assert result.round == 2
     assert all(not j.sufficient for j in result.judgements)
     assert all("keyword: zeppelin" in j.missing_facets for j in result.judgements)
     assert "zeppelin" in result.plans[1].focus.lower()
@@ -274,7 +274,7 @@ def test_offline_policy_stops_once_sufficient_after_the_minimum(store: MemorySto
         k=5,
         options=ControllerOptions(policy="offline"),
     )
-    assert result.rounds == 2
+    assert result.round == 2
     assert [j.sufficient for j in result.judgements] == [False, True]
     first = result.plans[0]
     assert first.entities == ["David"]
@@ -301,7 +301,7 @@ def test_a_repeated_plan_is_refused(store: MemoryStore) -> None:
         k=5,
         options=llm_options(lm),
     )
-    assert result.rounds == 3
+    assert result.round == 3
     assert len(set(signatures_of(result.plans))) == 3
     replaced = [n for n in result.notes if "proposed an executed plan" in n]
     assert len(replaced) == 2
@@ -353,7 +353,7 @@ def test_malformed_llm_output_falls_back_to_the_offline_twin(store: MemoryStore)
     )
     assert [j.source for j in result.judgements] == ["offline", "llm"]
     assert any("round 1 judge: LLM output unusable" in n for n in result.notes)
-    assert result.rounds == 2
+    assert result.round == 2
 
 
 # --- ablations ---------------------------------------------------------------------
@@ -368,7 +368,7 @@ def test_without_the_controller_one_round_and_no_judge(store: MemoryStore) -> No
         k=6,
         options=ControllerOptions(use_controller=False, policy="offline"),
     )
-    assert result.rounds == 1
+    assert result.round == 1
     assert result.judgements == []
     assert result.stop_reason == "one search round (controller off)"
     # the confident Tuesday window is a prior: all of Emma's Tuesday events are found, and the
@@ -613,7 +613,7 @@ def test_the_pivot_round_finds_a_cause_on_another_device(smoke_store: MemoryStor
     single = retrieve(smoke_store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
     assert "o1" not in single.event_ids
     full = retrieve(smoke_store, question, options=MEMFUSE, **asked)
-    assert full.rounds == 2
+    assert full.round == 2
     assert full.plans[1].pivot.enabled and "s1" in full.plans[1].pivot.anchors
     assert "o1" in full.event_ids
     assert "o1" in full.added[1]  # the trace says which round found it
@@ -630,7 +630,7 @@ def test_a_round_that_could_add_nothing_is_not_run(smoke_store: MemoryStore) -> 
         k=20,
         options=MEMFUSE,
     )
-    assert result.rounds == 1
+    assert result.round == 1
     assert "every event is already in the pool" in result.stop_reason
     assert any("not run" in note for note in result.notes)
 
@@ -646,3 +646,46 @@ def test_no_round_reads_past_the_question_time(smoke_store: MemoryStore) -> None
     )
     assert "g1" not in result.event_ids
     assert {"s1", "o1"} <= set(result.event_ids)
+
+
+def test_a_run_checks_its_request_once_and_builds_one_view(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However many rounds and nodes read the store, one request check and one view."""
+    from graphs.retrieval import run as retrieval_run
+    from memory import access
+
+    calls = {"checks": 0, "views": 0}
+
+    def counted(name: str, real: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return real(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(
+        retrieval_run, "read_request", counted("checks", retrieval_run.read_request)
+    )
+    monkeypatch.setattr(
+        retrieval_nodes, "read_request", counted("checks", retrieval_nodes.read_request)
+    )
+    monkeypatch.setattr(resources, "request_view", counted("views", access.request_view))
+    lm = DummyLM(
+        [
+            {"plan": plan_json("David sleep score Tuesday")},
+            judgement(False, ["e06"], plan_json("David sleep Monday night")),
+            judgement(True, ["e06"]),
+        ]
+    )
+    result = retrieve(
+        store,
+        "How did I sleep on Tuesday?",
+        question_time=ASKED,
+        requester="David",
+        k=5,
+        options=llm_options(lm),
+    )
+    assert result.round == 2
+    assert calls == {"checks": 1, "views": 1}
+    assert result.request is not None and result.request.requester == "David"

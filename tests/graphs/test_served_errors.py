@@ -27,7 +27,6 @@ from typing import Any
 import pytest
 
 from eval.synth.graph.nodes import NO_DRAFTER
-from graphs.retrieval.nodes import NO_REQUESTER
 from memory.backends import backend_for
 from memory.backends.base import WriterLock
 from memory.embeddings import EmbeddingConfig
@@ -46,6 +45,7 @@ from memory.errors import (
     UnknownRecipeError,
 )
 from memory.models import parse_event
+from memory.read_request import NO_REQUESTER
 from memory.search.config import RECIPES
 from memory.store import MemoryStore
 from signatures.retry import LLMProviderError

@@ -115,12 +115,10 @@ def test_no_question_asked_by_anyone_leaks_what_they_may_not_see(household: Hous
             )
             runs += 1
             where = f"{person} / {question.question_id}"
-            leaks += [
-                f"{where}: {leak}" for leak in _entry_leaks(household, person, out["context"])
-            ]
+            leaks += [f"{where}: {leak}" for leak in _entry_leaks(household, person, out.context)]
             prompt = "\n".join(prompts[-1]) if prompts else ""
             leaks += [f"{where}: prompt quotes {t[:60]!r}" for t in hidden if t in prompt]
-            shown = {e.node_id for e in out["context"] if e.kind == NodeKind.EVENT}
+            shown = {e.node_id for e in out.context if e.kind == NodeKind.EVENT}
             hidden_seen += sum(not household.sees(person, i) for i in shown)
     print(f"\naccess leak test: {runs} runs (people × questions), leaks: {len(leaks)}")
     assert runs == len(household.people) * len(household.scenario.questions)
@@ -142,7 +140,7 @@ def test_the_same_questions_as_admin_do_reach_private_events(household: Househol
             admin=True,
             k=20,
         )
-        foreign += len(_entry_leaks(household, person, out["context"]))
+        foreign += len(_entry_leaks(household, person, out.context))
     assert foreign > 0
 
 

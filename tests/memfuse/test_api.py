@@ -44,3 +44,32 @@ def test_bad_requests_are_one_line_errors(memory: MemFuse, call: Any, needle: st
     with pytest.raises(MemFuseError, match=needle) as raised:
         call(memory)
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("call", ["search", "ask", "search_bm25"])
+def test_a_read_is_checked_once_at_the_edge(
+    memory: MemFuse, monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
+    """The API checks the request; the graph below runs it as given, not checking it again."""
+    from graphs.answer import run as answer_run
+    from graphs.retrieval import nodes as retrieval_nodes
+    from graphs.retrieval import run as retrieval_run
+    from memfuse import api
+
+    checks: list[str] = []
+    for module in (api, retrieval_run, retrieval_nodes, answer_run):
+        real = module.read_request
+
+        def counted(*args: Any, _real: Any = real, _name: str = module.__name__, **kw: Any) -> Any:
+            checks.append(_name)
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(module, "read_request", counted)
+    if call == "search":
+        result: Any = memory.search("milk", user="Anna")
+    elif call == "ask":
+        result = memory.ask("milk?", user="Anna")
+    else:
+        result = memory.search("milk", system="bm25", user="Anna")
+    assert checks == ["memfuse.api"]
+    assert result.rounds >= 1
