@@ -128,6 +128,7 @@ def anchored_days(text: str, asked: datetime | None, span: tuple[date, date]) ->
                     if day.weekday() == index:
                         days.add(day)
                     day += timedelta(days=1)
+    days |= _widened(lowered, days, last)
     if not days and asked is not None:
         relative: dict[str, int] = table()["relative_days"]
         for phrase, offset in relative.items():
@@ -136,3 +137,18 @@ def anchored_days(text: str, asked: datetime | None, span: tuple[date, date]) ->
                 if phrase == "last night":
                     days.add(asked.date())
     return days or None
+
+
+def _widened(lowered: str, days: set[date], last: date) -> set[date]:
+    """What a named day stretches to: "<day> night" reaches into the next morning (a night's
+    record is logged on waking), "since <day>" runs to the asking day, "week of <day>" 7 days."""
+    extra: set[date] = set()
+    for day in days:
+        names = (WEEKDAYS[day.weekday()], f"{day.day} {MONTHS[day.month - 1]}")
+        if any(f"{name} night" in lowered for name in names):
+            extra.add(day + timedelta(days=1))
+        if any(f"since {name}" in lowered or f"from {name}" in lowered for name in names):
+            extra |= {day + timedelta(days=n) for n in range(1, max(1, (last - day).days + 1))}
+        if any(f"week of {name}" in lowered for name in names):
+            extra |= {day + timedelta(days=n) for n in range(1, 7)}
+    return extra
