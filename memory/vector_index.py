@@ -433,6 +433,7 @@ class VectorIndex(VectorTable):
         )
 
     def _query_ids(self, q: np.ndarray, n: int, where: dict[str, Any] | None = None) -> set[str]:
+        self.ann_queries += 1
         got = self._col.query(
             query_embeddings=q[None, :], n_results=max(n, 1), where=where, include=["distances"]
         )

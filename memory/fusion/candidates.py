@@ -40,6 +40,14 @@ class CandidateConfig(BaseModel):
     packs_of_events: bool = Field(
         default=True, description="Also show the fused nodes the candidate events belong to."
     )
+    recent_events: int = Field(
+        default=2048,
+        ge=1,
+        description="The dense searches look at the span holding the last this-many events "
+        "before the current one (and at the packs reaching into it), so the net costs the "
+        "same however long the memory grows; a memory with fewer past events is searched "
+        "whole (every memory is, until it holds this many).",
+    )
     max_candidates: int = Field(default=24, ge=1, description="Cap on the merged candidate list.")
     search_n: int = Field(default=8, ge=1, description="Hits per search_memory call and kind.")
     lookup_limit: int = Field(default=15, ge=1, description="Members shown by get_pack_members.")
@@ -232,6 +240,30 @@ def _lower_bound(ts: datetime) -> datetime:
     return min(datetime(1971, 1, 1), ts - timedelta(days=1))
 
 
+def recent_span(
+    store: MemoryStoreAPI, end: datetime, recent: int
+) -> tuple[datetime, datetime] | None:
+    """The shortest span ending at `end`, to the minute, holding at least `recent` events
+    (two bisections of the time index per probe, ~40 probes at most); None when the whole
+    past holds no more than that. Counting, not listing, keeps it as cheap at a million
+    events as at a thousand."""
+    if store.count_events_between(datetime.min, end) <= recent:
+        return None
+    reach = timedelta(minutes=1)
+    while store.count_events_between(end - reach, end) < recent:
+        if end - datetime.min <= reach * 2:
+            return None
+        reach *= 2
+    short, long = reach / 2, reach  # short holds too few (or is the first probe), long enough
+    while long - short > timedelta(minutes=1):
+        middle = short + (long - short) / 2
+        if store.count_events_between(end - middle, end) >= recent:
+            long = middle
+        else:
+            short = middle
+    return (end - long, end)
+
+
 def retrieve_candidates(
     store: MemoryStoreAPI, event: Event, config: CandidateConfig | None = None
 ) -> list[CandidateRecord]:
@@ -244,14 +276,15 @@ def retrieve_candidates(
     vector = store.vector(event.event_id)
     frequencies_for(store).add(event)  # the vocabulary statistics grow with every event seen
     col = _Collector(store, horizon, {event.event_id}, event, cfg)
+    span = recent_span(store, event.timestamp, cfg.recent_events)
     if cfg.dense_events:
-        window = (_lower_bound(event.timestamp), event.timestamp)
+        window = span or (_lower_bound(event.timestamp), event.timestamp)
         for node_id, sim in store.dense_search(
             vector, cfg.dense_events + 1, NodeKind.EVENT, window
         ):
             col.add(node_id, "dense", sim)
     if cfg.dense_fused:
-        for node_id, sim in store.dense_search(vector, cfg.dense_fused, NodeKind.FUSED):
+        for node_id, sim in store.dense_search(vector, cfg.dense_fused, NodeKind.FUSED, span):
             col.add(node_id, "dense", sim)
     if cfg.same_moment_limit:
         delta = timedelta(minutes=cfg.same_moment_minutes)
@@ -288,10 +321,11 @@ def search_memory(
     vector = store.embed_query(query)
     horizon = (current.timestamp, current.event_id)
     col = _Collector(store, horizon, {current.event_id}, current, cfg)
-    window = (_lower_bound(horizon[0]), horizon[0])
+    span = recent_span(store, horizon[0], cfg.recent_events)
+    window = span or (_lower_bound(horizon[0]), horizon[0])
     for node_id, sim in store.dense_search(vector, cfg.search_n, NodeKind.EVENT, window):
         col.add(node_id, "search", sim)
-    for node_id, sim in store.dense_search(vector, max(cfg.search_n // 2, 1), NodeKind.FUSED):
+    for node_id, sim in store.dense_search(vector, max(cfg.search_n // 2, 1), NodeKind.FUSED, span):
         col.add(node_id, "search", sim)
     for node_id, _score in store.lexical_search(query, cfg.search_n):
         col.add(node_id, "search_bm25")

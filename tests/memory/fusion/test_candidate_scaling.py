@@ -1,0 +1,99 @@
+"""The fusion candidates' dense searches cost the same however long the memory grows: they
+look at the span of the last `recent_events` events (and the packs reaching into it), and a
+memory smaller than that is searched whole, exactly as before it had a window.
+
+Real stores (MemoryStore over embedded Chroma, a tiny hashed embedder); the work is counted
+as the vector table counts it (`rows_scored`, `ann_queries`), as the lexical index's test
+counts postings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+import pytest
+
+from memory.fusion.candidates import CandidateConfig, recent_span, retrieve_candidates
+from memory.models import Event, FusedNode
+from memory.store import MemoryStore
+from tests.support.embedders import tiny_embedder
+
+START = datetime(2026, 5, 11)
+TOPICS = ["milk fridge kitchen", "dog walk park", "fever thermometer", "parcel doorbell"]
+
+
+def stream(n: int) -> list[Event]:
+    """n events, one every 7 minutes, four devices, a few topics."""
+    return [
+        Event(
+            event_id=f"e{i:05d}",
+            timestamp=START + timedelta(minutes=7 * i),
+            device=f"device_{i % 4}",
+            modality="vision",
+            location="home",
+            description=f"{TOPICS[i % len(TOPICS)]} note {i % 13}",
+            characters=("Anna",) if i % 3 == 0 else (),
+        )
+        for i in range(n)
+    ]
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, MemoryStore]]:
+    opened: dict[int, MemoryStore] = {}
+    for size in (600, 1200, 4800):
+        store = MemoryStore.open(tmp_path_factory.mktemp(f"s{size}"), embedder=tiny_embedder())
+        events = stream(size)
+        store.add_events(events)
+        for k in range(0, size - 10, 40):  # packs all along the stream
+            store.put_fused(
+                FusedNode.from_members(f"fused_{k:05d}", TOPICS[k % 4], events[k : k + 3])
+            )
+        store.flush()
+        opened[size] = store
+    yield opened
+    for store in opened.values():
+        store.close()
+
+
+def work(store: MemoryStore, event: Event, config: CandidateConfig) -> tuple[int, int]:
+    table = store._vectors
+    rows, ann = table.rows_scored, table.ann_queries
+    retrieve_candidates(store, event, config)
+    return table.rows_scored - rows, table.ann_queries - ann
+
+
+def test_the_dense_work_per_event_does_not_grow_with_the_memory(
+    stores: dict[int, MemoryStore],
+) -> None:
+    config = CandidateConfig(recent_events=100)
+    small, large = (
+        work(s, s.get_event(f"e{len(s._events) - 1:05d}"), config)
+        for s in (stores[1200], stores[4800])
+    )
+    assert small[1] == large[1] == 0  # exact scans only, never Chroma's index
+    assert large[0] == small[0]  # the same rows at 4,800 events as at 1,200
+    assert large[0] <= 2 * (100 + 100 // 40 + 8)  # the window's events and packs, twice
+
+
+def test_a_memory_smaller_than_the_window_is_searched_whole(
+    stores: dict[int, MemoryStore],
+) -> None:
+    store = stores[600]
+    last = store.get_event("e00599")
+    assert recent_span(store, last.timestamp, 600) is None
+    whole = retrieve_candidates(store, last, CandidateConfig(recent_events=600))
+    unbounded = retrieve_candidates(store, last, CandidateConfig(recent_events=10**9))
+    assert whole == unbounded
+
+
+def test_the_span_is_the_shortest_holding_the_recent_events(
+    stores: dict[int, MemoryStore],
+) -> None:
+    store = stores[4800]
+    end = store.get_event("e04799").timestamp
+    span = recent_span(store, end, 100)
+    assert span is not None and span[1] == end
+    held = store.count_events_between(*span)
+    assert held >= 100
+    assert store.count_events_between(span[0] + timedelta(minutes=7), end) < 100
