@@ -64,6 +64,10 @@ class MemoryStoreAPI(Protocol):
     def flush(self) -> None:
         """Write buffered vectors through now (also done on close)."""
 
+    def settle(self) -> None:
+        """The end of one write call: buffered vectors through now where other processes
+        read them, else with the next full buffer or the close."""
+
     def transaction(self) -> AbstractContextManager[Any]:
         """Group writes into one atomic commit; an exception inside undoes all of them."""
 

@@ -211,9 +211,25 @@ class VectorIndex(VectorTable):
         report["elapsed_ms"] = round(1000 * (time.perf_counter() - started))
         return report
 
+    shared = False
+    """Whether other processes read this collection (a Chroma server; set by the backend).
+    An embedded collection is read by this process only: a reader elsewhere embeds new nodes
+    from the shared cache instead (`reload_mirror`)."""
+
     def maybe_flush(self) -> None:
         if len(self._pending) >= self.config.flush_every:
             self.flush()
+
+    def settle(self) -> None:
+        """The end of one write call (an ingest, an `add`): a shared collection gets the
+        buffered writes now, for its other readers; an embedded one when the buffer is full
+        or the store closes, so a one-event write does not pay a Chroma upsert (the
+        streaming case). Nothing is at risk: the database holds every node, and an open
+        after a crash re-embeds from the cache what Chroma lacks (`reconcile`)."""
+        if self.shared:
+            self.flush()
+        else:
+            self.maybe_flush()
 
     def flush(self) -> None:
         """Write buffered upserts/deletes to Chroma in batches Chroma accepts."""

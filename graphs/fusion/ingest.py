@@ -156,7 +156,7 @@ def ingest_events(
         finally:
             if bar is not None:
                 bar.close()
-    store.flush()
+    store.settle()
     seconds = time.perf_counter() - started
     report.seconds = round(seconds, 3)
     report.embed_seconds = round(embed_seconds, 3)

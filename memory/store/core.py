@@ -163,6 +163,11 @@ class StoreCore:
         """Write buffered vectors to Chroma now (also done on close and every few hundred)."""
         self._vectors.flush()
 
+    def settle(self) -> None:
+        """The end of a write call: buffered vectors go to Chroma now where other processes
+        read it (a server), else with the next full buffer or the close (`VectorIndex.settle`)."""
+        self._vectors.settle()
+
     def close(self) -> None:
         if self._closed:
             return

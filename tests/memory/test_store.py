@@ -616,7 +616,7 @@ def test_memory_store_implements_the_protocol() -> None:
         for name, value in vars(MemoryStoreAPI).items()
         if callable(value) and not name.startswith("_")
     ]
-    assert len(members) == 44, "update this test when the Protocol grows"
+    assert len(members) == 45, "update this test when the Protocol grows"
     for name in members:
         wanted = inspect.signature(getattr(MemoryStoreAPI, name)).parameters
         have = inspect.signature(getattr(MemoryStore, name)).parameters
@@ -696,3 +696,25 @@ def test_equally_similar_nodes_make_the_cut_by_id_before_and_after_reopen(
     store.close()
     again = [i for i, _ in open_store().dense_search(query, 2)]
     assert first == again == ["z1", "z3"]
+
+
+def test_a_write_call_settles_its_vectors_where_readers_need_them(
+    open_store: Any, household: list[Event], chroma_endpoint: tuple[str, int] | None
+) -> None:
+    """Embedded Chroma, read by this process only, takes a small write with the next full
+    buffer (a streamed event pays no upsert); a server, read by others, takes it at once.
+    A crash before the buffer is written loses nothing: the reopen writes it from the cache."""
+    store = open_store()
+    store.add_events(household[:3])
+    store.settle()
+    chroma = store._vectors._col
+    if chroma_endpoint is None:
+        assert (chroma.count(), store._vectors.pending) == (0, 3)
+    else:
+        assert (chroma.count(), store._vectors.pending) == (3, 0)
+    crash(store)
+    reopened = open_store()
+    assert reopened._vectors._col.count() == 3 and reopened._vectors.pending == 0
+    first = household[0]
+    hits = reopened.dense_search(reopened.vector(first.event_id), 1)
+    assert hits[0][0] == first.event_id
