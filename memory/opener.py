@@ -51,6 +51,7 @@ def open_store(
     a scratch store in its own folder. `read_only`: what the caller's `prepare_data_dir`
     found, so it does not run twice (None: it runs here; see `MemoryStore.open`).
     `vectors=False`: read-only, without Chroma, for counts alone (see `read_stats`)."""
+    from memory.backends.vectors import vector_backend_of
     from memory.store import MemoryStore
 
     settings = settings or _DEFAULTS
@@ -60,11 +61,10 @@ def open_store(
         namespace=namespace or settings.namespace,
         embedder=embedder,
         embedding=None if embedder is not None else embedding_config(settings, folder),
-        chroma_host=settings.chroma_host,
-        chroma_port=settings.chroma_port,
         database_url=settings.database_url,
         read_only=read_only,
         vectors=vectors,
+        vector_backend=vector_backend_of(settings, folder),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from memory.backends.base import BaseDatabase
 from memory.chroma_clients import acquire_chroma_client, release_chroma_client
 from memory.errors import ConfigurationError
+from memory.settings import MemFuseSettings
 from memory.vector_index import VectorIndex, VectorIndexConfig, collection_prefix
 
 
@@ -59,6 +60,8 @@ class VectorBackend(ABC):
     reads_read_only: ClassVar[bool] = True
     """Whether a read-only store can open its collection; else the vectors come from the
     embedding cache into the index's in-memory table only."""
+    shared: ClassVar[bool] = False
+    """Whether other processes read the collection (then every write call flushes to it)."""
 
     def open(
         self,
@@ -70,7 +73,9 @@ class VectorBackend(ABC):
         """The store's index (its collection named after the namespace and the store id)."""
         if read_only and not self.reads_read_only:
             return VectorIndex(_MemoryOnlyCollection(), config)
-        return VectorIndex.open(namespace, store_id, config=config, **self._client())
+        index = VectorIndex.open(namespace, store_id, config=config, **self._client())
+        index.shared = self.shared
+        return index
 
     @staticmethod
     def unopened(config: VectorIndexConfig | None) -> VectorIndex:
@@ -131,6 +136,8 @@ class ChromaServer(VectorBackend):
     """A Chroma server at `host:port`, which any number of data dirs may share (each store's
     collection is named after its namespace and store id). A read-only store reads it too."""
 
+    shared = True
+
     def __init__(self, host: str, port: int = 8000):
         self.host = host
         self.port = port
@@ -144,3 +151,10 @@ def vector_backend_for(chroma_host: str | None, chroma_port: int, data_dir: Path
     if chroma_host:
         return ChromaServer(chroma_host, chroma_port)
     return EmbeddedChroma(data_dir, chroma_port)
+
+
+def vector_backend_of(settings: MemFuseSettings, data_dir: Path) -> VectorBackend:
+    """The vector backend the settings choose, for the opener (`memory.opener`): a new
+    backend reads its own setting here, so that neither the opener nor the store hands
+    it down."""
+    return vector_backend_for(settings.chroma_host, settings.chroma_port, data_dir)

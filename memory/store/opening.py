@@ -18,7 +18,7 @@ from typing import Self
 from memory.audit_outbox import OUTBOX_SCHEMA
 from memory.backends import backend_for
 from memory.backends.base import BaseDatabase
-from memory.backends.vectors import vector_backend_for
+from memory.backends.vectors import VectorBackend, vector_backend_for
 from memory.embeddings import (
     CachedEmbedder,
     Embedder,
@@ -110,6 +110,7 @@ class StoreOpening(StoreCore):
         *,
         read_only: bool | None = None,
         vectors: bool = True,
+        vector_backend: VectorBackend | None = None,
     ) -> Self:
         """Open (or create) the store in `data_dir`, restoring everything it holds.
 
@@ -135,6 +136,9 @@ class StoreOpening(StoreCore):
 
         `vectors=False` opens an existing store for its counts alone (`stats`): read-only,
         without Chroma (most of a short command's start-up) and without reconciling it.
+
+        `vector_backend`: where the vectors live, as the opener chose it from the settings
+        (`memory.backends.vectors.vector_backend_of`); None: `chroma_host`/`chroma_port`.
         """
         if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
             raise ConfigurationError(
@@ -148,7 +152,7 @@ class StoreOpening(StoreCore):
         dir_read_only = dir_read_only or not vectors
         backend = backend_for(database_url, data_dir)
         read_only = backend.opens_read_only(namespace, dir_read_only)
-        vector_backend = vector_backend_for(chroma_host, chroma_port, data_dir)
+        vector_backend = vector_backend or vector_backend_for(chroma_host, chroma_port, data_dir)
         owns_embedder = embedder is None
         if embedder is None:
             embedder = make_embedder(embedding or EmbeddingConfig(), embedding_cache(data_dir))

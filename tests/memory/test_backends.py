@@ -213,3 +213,23 @@ def test_a_store_on_postgres_is_found_through_the_graphs_resources(
 @pytest.mark.server
 def test_read_stats_of_a_store_on_postgres(postgres_url: str, tmp_path: Path) -> None:
     _stats_read_as_stored(_settings(tmp_path, postgres_url), f"t{uuid.uuid4().hex[:12]}")
+
+
+@pytest.mark.server
+def test_the_opener_puts_the_vectors_where_the_settings_say(
+    tmp_path: Path, chroma_server: tuple[str, int]
+) -> None:
+    """The opener chooses the vector backend from the settings (`vector_backend_of`) and hands
+    it to the store: a Chroma server named there holds the vectors, and a write call settles
+    them at once, since other processes read that collection."""
+    host, port = chroma_server
+    settings = _settings(tmp_path).model_copy(
+        update={"chroma_host": host, "chroma_port": port, "namespace": f"t{uuid.uuid4().hex[:8]}"}
+    )
+    with open_store(settings) as store:
+        store.add_events([_event()])
+        store.settle()
+        assert store._vectors.shared and store._vectors._col.count() == 1
+    assert not (tmp_path / "chroma").exists()
+    with open_store(_settings(tmp_path / "embedded")) as embedded:
+        assert not embedded._vectors.shared
