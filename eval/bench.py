@@ -26,8 +26,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from eval.bench_question import Scorer, measure
-from eval.bench_stores import StoreCache
+from eval.bench_question import AnswerScorer, measure
+from eval.bench_stores import BuiltStores
 from eval.metrics import QuestionMeasure, aggregate, distractors_by_question, mean
 from eval.report import markdown_report, plot_recall_by_category
 from eval.systems import INGESTORS, BenchSystem, EventStream, IngestMode, resolve_systems
@@ -144,8 +144,8 @@ def run_bench(
 
         stores_dir.mkdir(parents=True, exist_ok=True)
         embedder = make_embedder(embedding_config(settings, stores_dir))
-    cache = StoreCache(stores_dir, dataset.content_hash, settings, embedder, progress)
-    scorer = Scorer(llm_settings, retry) if llm_settings else None
+    cache = BuiltStores(stores_dir, dataset.content_hash, settings, embedder, progress)
+    scorer = AnswerScorer(llm_settings, retry) if llm_settings else None
     if scorer is None:
         console.print(f"[yellow]{NO_LLM_NOTE}[/yellow]")
 
@@ -174,8 +174,8 @@ class _Runner:
         systems: list[BenchSystem],
         k: int,
         limit: int | None,
-        cache: StoreCache,
-        scorer: Scorer | None,
+        cache: BuiltStores,
+        scorer: AnswerScorer | None,
         console: Console,
         progress: bool,
         as_asker: bool = False,

@@ -1,6 +1,6 @@
 """One benchmark question measured: its retrieval's metrics and questions.jsonl record
 (`measure`) and, with an LLM configured, the reader's answer and the judge's checklist score
-(`Scorer`).
+(`AnswerScorer`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from memory.formats.models import BenchQuestion, BenchScenario
 
 
 @dataclass
-class Scorer:
+class AnswerScorer:
     """Reader + judge for one run; None of it exists when no LLM is configured."""
 
     settings: MemFuseSettings

@@ -1,6 +1,6 @@
 """The benchmark's stores: one per scenario and ingest mode, built once and cached on disk.
 
-`StoreCache` opens a finished build again, or ingests the scenario into a fresh one and marks
+`BuiltStores` opens a finished build again, or ingests the scenario into a fresh one and marks
 it finished; the cache key (`store_key`) changes with anything that would change a store's
 content, so `bench`, the showcase and the optimiser's grids all reuse a store only when it is
 the one they would build.
@@ -53,7 +53,7 @@ def cache_state(misses: int | None, events: int) -> str:
     return "cold" if misses is None or misses * 2 >= max(events, 1) else "warm"
 
 
-class StoreCache:
+class BuiltStores:
     """Opens (or builds) the store of one scenario and ingest mode under `data_dir`.
 
     Layout: `<data_dir>/bench_<mode>_<key>/bench-ingest.json` names the finished build

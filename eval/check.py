@@ -25,7 +25,7 @@ from eval.synth.artifacts import Issue
 from eval.synth.graph.checks import check_benchmark
 from memfuse.render import safe
 from memory.errors import MemFuseError
-from memory.formats.loader import detect_format
+from memory.formats.loader import benchmark_format
 from memory.formats.memfusebench import DatasetError, MemFuseBench
 from memory.formats.memfusebench_io import parse
 
@@ -83,7 +83,7 @@ def check_dataset(path: Path, fmt: str | None = None) -> CheckReport:
         raise DatasetError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{Path(path).name}: not valid JSON ({exc})") from None
-    fmt = fmt or detect_format(raw)
+    fmt = fmt or benchmark_format(raw)
     if fmt == "locomo":
         note = "only MemFuseBench files are checked; this is a LoCoMo file, left unchecked"
         return CheckReport(path=path, format=fmt, note=note)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from eval.bench_stores import StoreCache
+from eval.bench_stores import BuiltStores
 from eval.metrics import evidence_recall
 from eval.systems import INGESTORS, resolve_systems
 from memfuse.render import context_table
@@ -47,7 +47,7 @@ def show_question(
     stores = data_dir or settings.data_dir
     stores.mkdir(parents=True, exist_ok=True)
     embedder = make_embedder(embedding_config(settings, stores))
-    cache = StoreCache(stores, dataset.content_hash, settings, embedder, progress=True)
+    cache = BuiltStores(stores, dataset.content_hash, settings, embedder, progress=True)
     prepared = cache.prepare(scenario, INGESTORS[chosen.ingest_mode])
     try:
         outcome = chosen.retrieve(prepared.store, question, k)

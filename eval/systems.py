@@ -48,7 +48,7 @@ class BenchSystem(Protocol):
     def retrieve(self, store: Any, question: BenchQuestion, k: int) -> RetrievalOutcome: ...
 
 
-class IngestReport(BaseModel):
+class StoreBuild(BaseModel):
     """What an ingest run did (the bench times it itself)."""
 
     events: int = Field(description="Events handed to the ingestor.")
@@ -56,7 +56,7 @@ class IngestReport(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict, description="Mode-specific counts.")
 
 
-Ingestor = Callable[[Any, Sequence[Event], bool], IngestReport]
+Ingestor = Callable[[Any, Sequence[Event], bool], StoreBuild]
 ExtraMetrics = Callable[[Any, BenchScenario], Mapping[str, Any]]
 
 
@@ -77,18 +77,18 @@ class IngestMode:
     extra_metrics: ExtraMetrics | None = None
     needs_store: bool = True
 
-    def __call__(self, store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
+    def __call__(self, store: Any, events: Sequence[Event], progress: bool) -> StoreBuild:
         return self.ingest(store, events, progress)
 
 
-def plain_ingest(store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
+def plain_ingest(store: Any, events: Sequence[Event], progress: bool) -> StoreBuild:
     """Store and index every event; no fusion, no edges."""
     report = store.add_events(list(events), progress=progress)
-    return IngestReport(events=len(events), added=len(report.added))
+    return StoreBuild(events=len(events), added=len(report.added))
 
 
-def no_ingest(store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
-    return IngestReport(events=len(events), added=0)
+def no_ingest(store: Any, events: Sequence[Event], progress: bool) -> StoreBuild:
+    return StoreBuild(events=len(events), added=0)
 
 
 @dataclass(frozen=True)
@@ -215,12 +215,12 @@ SYSTEMS: dict[str, Callable[[], BenchSystem]] = {
 }
 
 
-def fused_ingest(store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
+def fused_ingest(store: Any, events: Sequence[Event], progress: bool) -> StoreBuild:
     """Every event through the fusion graph (offline twin unless an LLM is configured)."""
     from graphs.fusion.ingest import ingest_events
 
     report = ingest_events(store, list(events), progress=progress)
-    return IngestReport(
+    return StoreBuild(
         events=len(events),
         added=report.added,
         details={

@@ -33,7 +33,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def detect_format(path: Path) -> FileFormat:
+def input_format(path: Path) -> FileFormat:
     """A MemFuse export by its header line; JSONL by extension; otherwise peek at the JSON
     (`memory.formats.sniff`, the rule the benchmark reads by too)."""
     return sniff(path).format

@@ -124,7 +124,7 @@ class ContextEntry(BaseModel):
         )
 
 
-class SearchResult(BaseModel):
+class SearchHits(BaseModel):
     """One search call's output: seeds, the ranked event-level candidates and timings."""
 
     query: str

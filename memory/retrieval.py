@@ -1,7 +1,7 @@
 """The public face of the search engine: one `search` call and `assemble_context`.
 
 Callers (the retrieval graph, the baselines, the CLI) give a round plan or a plain
-query string and a recipe (a SearchConfig or its name), and get a SearchResult; the
+query string and a recipe (a SearchConfig or its name), and get a SearchHits; the
 engine behind it lives in `memory.search`.
 """
 
@@ -14,7 +14,7 @@ from memory.access import as_of
 from memory.blas import one_blas_thread
 from memory.errors import InvalidQueryError, UnknownRecipeError
 from memory.models import parse_timestamp
-from memory.records import Candidate, ContextEntry, ExpansionTrace, PathStep, SearchResult
+from memory.records import Candidate, ContextEntry, ExpansionTrace, PathStep, SearchHits
 from memory.search.config import (
     BM25_ONLY,
     HYBRID_RRF,
@@ -47,7 +47,7 @@ __all__ = [
     "PathStep",
     "RoundPlan",
     "SearchConfig",
-    "SearchResult",
+    "SearchHits",
     "assemble_context",
     "render_context",
     "resolve_recipe",
@@ -97,7 +97,7 @@ def search(
     question_time: datetime | str | None = None,
     question: str | None = None,
     known: Collection[str] = (),
-) -> SearchResult:
+) -> SearchHits:
     """One search call: the top-k events for the plan under the recipe, with traces.
 
     `question_time` may be a datetime or an ISO-8601 string: the search then reads the
@@ -136,7 +136,7 @@ def run_recipe(
     *,
     requester: str | None = None,
     question_time: datetime | str | None = None,
-) -> tuple[list[ContextEntry], SearchResult]:
+) -> tuple[list[ContextEntry], SearchHits]:
     """One search of a query's plain plan under a recipe, and the context it assembles, read
     as of `question_time` (packs included): what `MemFuse.search` answers for a baseline
     system and what the benchmark scores for it, so the two cannot drift apart."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from rich.console import Console
 
-from eval.bench_stores import StoreCache
+from eval.bench_stores import BuiltStores
 from eval.fusion_metrics import fusion_stats
 from eval.metrics import evidence_recall, mean
 from eval.optimize.dspy_opt import evaluate_program
@@ -156,12 +156,12 @@ class GridRun:
         ) >= (self.baseline_dev.score or 0.0)
 
 
-Scorer = Callable[[Point, str], ScoreCard]  # (point, "train" | "dev") → score card
+PointScorer = Callable[[Point, str], ScoreCard]  # (point, "train" | "dev") → score card
 
 
 def run_grid(
     target: str,
-    score: Scorer,
+    score: PointScorer,
     axes: Sequence[Axis] | None = None,
     max_points: int = MAX_POINTS,
     console: Console | None = None,
@@ -212,7 +212,7 @@ def planner_scorer(
     options: ControllerOptions,
     k: int,
     progress: bool = True,
-) -> Scorer:
+) -> PointScorer:
     """Evidence recall@k of the offline controller under the point's planner policy."""
     student = RetrievalStudent("planner", stores, options, k)
 
@@ -233,11 +233,11 @@ def planner_scorer(
 
 def fusion_scorer(
     scenarios: dict[str, Sequence[BenchScenario]],
-    cache: StoreCache,
+    cache: BuiltStores,
     options: ControllerOptions,
     k: int,
     limit: int | None,
-) -> Scorer:
+) -> PointScorer:
     """Re-fuse each scenario under the point's thresholds; score purity and downstream recall.
 
     The retrieval side runs with the planner's shipped defaults, so a fusion point is never

@@ -1,6 +1,6 @@
 """The fused stores an optimisation reads, built once per scenario and fusion policy.
 
-Stores come from `eval.bench_stores.StoreCache`, so they are cached on disk under a key that
+Stores come from `eval.bench_stores.BuiltStores`, so they are cached on disk under a key that
 includes the dataset hash and the resolved fusion policy: a planner grid reuses one
 fused store per scenario for all its points, a fusion grid builds one per point and
 scenario (the embeddings of event texts are cached by text, so only the first build of
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from eval.bench_stores import StoreCache
-from eval.systems import IngestMode, IngestReport
+from eval.bench_stores import BuiltStores
+from eval.systems import IngestMode, StoreBuild
 from memfuse.settings import MemFuseSettings
 from memory.formats.models import BenchDataset, BenchScenario
 from memory.models import Event
@@ -65,13 +65,13 @@ def fused_mode(policy: FusionPolicy | None = None) -> IngestMode:
     resolved = json.dumps(parts, sort_keys=True, default=str)
     key = f"{FUSED_MODE_VERSION}-{hashlib.sha256(resolved.encode()).hexdigest()[:12]}"
 
-    def ingest(store: Any, events: Sequence[Event], progress: bool) -> IngestReport:
+    def ingest(store: Any, events: Sequence[Event], progress: bool) -> StoreBuild:
         from graphs.fusion.ingest import ingest_events
 
         with using_policies(fusion=policy):
             report = ingest_events(store, events, config=fusion_context(policy), progress=progress)
         details = report.model_dump(include={"accepted", "rejected", "fused_created", "ops"})
-        return IngestReport(events=len(events), added=report.added, details=details)
+        return StoreBuild(events=len(events), added=report.added, details=details)
 
     return IngestMode("fused", ingest, config_key=key)
 
@@ -82,15 +82,15 @@ def store_cache(
     settings: MemFuseSettings,
     embedder: Any = None,
     progress: bool = True,
-) -> StoreCache:
-    """A StoreCache under `data_dir` with the configured (or injected) embedder."""
+) -> BuiltStores:
+    """A BuiltStores under `data_dir` with the configured (or injected) embedder."""
     data_dir.mkdir(parents=True, exist_ok=True)
     if embedder is None:
         from memory.embeddings import make_embedder
         from memory.opener import embedding_config
 
         embedder = make_embedder(embedding_config(settings, data_dir))
-    return StoreCache(data_dir, dataset.content_hash, settings, embedder, progress)
+    return BuiltStores(data_dir, dataset.content_hash, settings, embedder, progress)
 
 
 class ScenarioStores:
@@ -100,7 +100,7 @@ class ScenarioStores:
     must search the same stores.
     """
 
-    def __init__(self, cache: StoreCache, scenarios: Sequence[BenchScenario], mode: IngestMode):
+    def __init__(self, cache: BuiltStores, scenarios: Sequence[BenchScenario], mode: IngestMode):
         self.cache = cache
         self.mode = mode
         self.scenarios = {s.scenario_id: s for s in scenarios}

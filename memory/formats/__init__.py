@@ -8,7 +8,7 @@ ingest path and the benchmark alike never look at a source format.
 - `models`: the neutral view (`BenchDataset` of `BenchScenario`s of `BenchQuestion`s).
 - `memfusebench` / `memfusebench_io`: the MemFuseBench schema, its validator and writer.
 - `locomo`: the LoCoMo reader.
-- `loader`: `detect_format` and `load_dataset`, the one entry point for either format.
+- `loader`: `benchmark_format` and `load_dataset`, the one entry point for either format.
 - `sniff`: what kind of file a user handed us (events, either benchmark format, an export),
   the one rule `memfuse ingest` and the benchmark both use.
 - `export`: `memfuse export`'s file, written and read back.

@@ -28,7 +28,7 @@ from memory.formats.sniff import Sniffed, dataset_format, read_json
 from memory.models import parse_timestamp
 
 
-def detect_format(raw: Any) -> DatasetFormat:
+def benchmark_format(raw: Any) -> DatasetFormat:
     """The benchmark format of a decoded document (`sniff.dataset_format`, the rule `memfuse
     ingest` uses too); anything else is refused rather than guessed."""
     if (fmt := dataset_format(raw)) is not None:
@@ -60,7 +60,7 @@ def load_dataset(
                 f"cannot read dataset {str(path)!r}: {exc.strerror or exc}"
             ) from None
     content_hash = hashlib.sha256(data).hexdigest()
-    fmt = format or detect_format(raw)
+    fmt = format or benchmark_format(raw)
     if fmt == "locomo":
         scenarios, apart, notes = locomo_from_raw(raw)
     else:

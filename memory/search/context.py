@@ -100,7 +100,7 @@ def assemble_context(
 ) -> list[ContextEntry]:
     """The reader's context entries, ordered by (timestamp, id).
 
-    `candidates` is the event-level ranking (SearchResult.candidates, or a controller's
+    `candidates` is the event-level ranking (SearchHits.candidates, or a controller's
     accumulated one); `fused` the fused nodes they were projected from. A candidate
     whose `via_fused` is not in `fused` counts as a plain atomic event.
     """

@@ -14,7 +14,7 @@ from datetime import datetime
 import numpy as np
 
 from memory.models import Event
-from memory.records import Candidate, SearchResult
+from memory.records import Candidate, SearchHits
 from memory.search.cache import StoreCache
 from memory.search.config import MEMFUSE_DEFAULT, SearchConfig
 from memory.search.constraints import diversify, temporal_neighbors, timeline_slots
@@ -43,7 +43,7 @@ def run_search(
     requester: str | None = None,
     question_time: datetime | None = None,
     question: str | None = None,
-) -> SearchResult:
+) -> SearchHits:
     """Run one round plan against the store and return the top-k events with their traces.
 
     `question` is the asker's own words (default: the plan's focus): the guard's
@@ -98,7 +98,7 @@ def run_search(
 
     contributors = {c.via_fused for c in selected if c.via_fused}
     fused = [c for c in pool.ranking() if c.node_id in contributors]
-    return SearchResult(
+    return SearchHits(
         query=plan.focus,
         seeds=[s.node_id for s in seeds],
         candidates=selected,

@@ -24,7 +24,7 @@ from itertools import zip_longest
 import numpy as np
 
 from memory.models import Event, NodeKind
-from memory.records import Candidate, ExpansionTrace, SearchResult
+from memory.records import Candidate, ExpansionTrace, SearchHits
 from memory.search.cache import StoreCache
 from memory.search.config import SearchConfig
 from memory.search.engine import run_search
@@ -153,7 +153,7 @@ def pivot_search(
     requester: str | None = None,
     question_time: datetime | None = None,
     question: str | None = None,
-) -> SearchResult:
+) -> SearchHits:
     """One pivot round: new co-located events and new feedback hits, in turns, at most k.
 
     The feedback search runs only when the anchors have words to add: without them it would
@@ -182,7 +182,7 @@ def pivot_search(
             for c in result.candidates
             if c.node_id not in known
         ]
-    return SearchResult(
+    return SearchHits(
         query=" ".join([plan.focus, *terms]),
         seeds=seeds,
         candidates=take_turns(near, feedback, k=config.top_k),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memfuse.inputs import detect_format, read_events, read_export_bundle
+from memfuse.inputs import input_format, read_events, read_export_bundle
 from memory.errors import InputFormatError, MemFuseError
 from memory.formats.export import write_export
 from memory.models import Edge, EdgeType, Event, FusedNode
@@ -53,13 +53,13 @@ def events_file(tmp_path: Path) -> Path:
 
 
 def test_export_is_detected_under_auto(export_file: Path) -> None:
-    assert detect_format(export_file) == "export"
+    assert input_format(export_file) == "export"
     renamed = export_file.rename(export_file.with_suffix(".json"))  # JSONL inside a .json name
-    assert detect_format(renamed) == "export"
+    assert input_format(renamed) == "export"
 
 
 def test_plain_events_still_read_as_events(events_file: Path) -> None:
-    assert detect_format(events_file) == "jsonl"
+    assert input_format(events_file) == "jsonl"
     assert [e.event_id for e in read_events(events_file)] == ["a1", "a2"]
     assert [e.event_id for e in read_events(events_file, "jsonl")] == ["a1", "a2"]
 

@@ -12,7 +12,7 @@ import pytest
 from memfuse.inputs import read_events, sniff_input
 from memory.errors import InputFormatError, MemFuseError
 from memory.formats.export import EXPORT_FORMAT
-from memory.formats.loader import detect_format, load_dataset
+from memory.formats.loader import benchmark_format, load_dataset
 from memory.formats.sniff import dataset_format, sniff
 from tests.support.bench import LOCOMO, write_tiny_bench
 
@@ -64,9 +64,9 @@ def test_ingest_and_the_benchmark_agree_on_what_is_a_benchmark_file(raw: Any) ->
     kind = dataset_format(raw)
     if kind is None:
         with pytest.raises(InputFormatError, match="cannot detect the benchmark format"):
-            detect_format(raw)
+            benchmark_format(raw)
     else:
-        assert detect_format(raw) == kind
+        assert benchmark_format(raw) == kind
 
 
 def test_a_locomo_sample_without_questions_is_named_by_both_readers(tmp_path: Path) -> None:
