@@ -8,9 +8,10 @@ from datetime import datetime, timedelta
 
 from eval.synth.emit import Emitter, fact
 from eval.synth.episodes import WorldState
+from eval.synth.glimpses import everyday_glimpse
 from eval.synth.personas import Household
 from eval.synth.tables import Words, load_table
-from eval.synth.timewords import at, clock, is_weekend
+from eval.synth.timewords import at, clock, day_label, is_weekend
 from eval.synth.world import Obs
 
 TABLE = load_table("background")
@@ -20,6 +21,9 @@ SHOWS = TABLE["SHOWS"]
 FRIDGE = TABLE["FRIDGE"]
 NOISE = TABLE["NOISE"]  # (shared device type, modality, things it may pick up)
 PHONE_NOISE = TABLE["PHONE_NOISE"]
+GLIMPSE_SHARE = 0.85
+"""Share of the incidental events that are everyday glimpses (`eval.synth.glimpses`): a
+pulse sample, a location fix, hallway movement, talk, a light, the fridge door, a camera."""
 
 
 def _household(em: Emitter, hh: Household, world: WorldState, day: int) -> None:
@@ -129,16 +133,25 @@ def periodic_readings(hh: Household, rng: random.Random) -> list[Obs]:
     return em.items
 
 
-def incidental_noise(hh: Household, rng: random.Random, per_day: int = 44) -> list[Obs]:
+def _some_day(day: int, rng: random.Random) -> str:
+    """A day a phone notification mentions: today or one of the next few."""
+    return day_label((at(0, 0) + timedelta(days=day + rng.randint(0, 5))).date())
+
+
+def incidental_noise(hh: Household, rng: random.Random, per_day: int = 64) -> list[Obs]:
     em = Emitter(hh, rng, "noise", f"{hh.scenario_id}_N")
     pool = [(hh.shared(t), m, texts) for t, m, texts in NOISE if hh.shared(t)]
     phones = [(p.name, hh.phone(p.name)) for p in hh.residents if hh.phone(p.name)]
     for day in range(7):
         for _ in range(per_day):
             ts = at(day, rng.randint(6, 23), rng.randint(0, 59))
+            if rng.random() < GLIMPSE_SHARE:
+                everyday_glimpse(em, hh, ts, day)
+                continue
             if phones and rng.random() < 0.3:
                 name, phone = rng.choice(phones)
-                texts = [t.format(n=rng.randint(2, 25)) for t in rng.sample(PHONE_NOISE, 2)]
+                lines = rng.sample(PHONE_NOISE, 2)
+                texts = [t.format(n=rng.randint(2, 25), day=_some_day(day, rng)) for t in lines]
                 em.emit(ts, phone, "app_usage", texts, people=[name], place="home")
                 continue
             device, modality, texts = rng.choice(pool)

@@ -18,7 +18,7 @@ MOBILE = ("smartwatch", "kids_smartwatch", "smartphone")
 
 # How much surrounding detail each source kind gets: ((min, max) sensor details, P(scene)).
 RICHNESS: dict[str, tuple[tuple[int, int], float]] = {
-    "storyline": ((3, 4), 1.6),
+    "storyline": ((2, 4), 1.5),
     "conflict": ((3, 4), 1.6),
     "adversarial": ((3, 4), 1.6),
     "routine": ((2, 4), 1.5),

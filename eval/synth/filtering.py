@@ -108,7 +108,7 @@ def filter_questions(
     seen_text: set[str] = set()
     for q in questions:
         reason = rejection(q, obs, names)
-        norm = " ".join(sorted(content_words(q.question)))
+        norm = " ".join(sorted(content_words(q.plain or q.question)))
         if reason is None and norm in seen_text:
             reason = "duplicate: same question"
         if reason is None:

@@ -18,6 +18,7 @@ from eval.synth.aggregation import aggregation_drafts  # noqa: F401  (re-exporte
 from eval.synth.asking import PLACEHOLDER, realistic_placeholders
 from eval.synth.errors import SynthesisError
 from eval.synth.first_person import first_person_drafts  # noqa: F401  (re-exported)
+from eval.synth.paraphrase import vary
 from eval.synth.personas import Household
 from eval.synth.phrasing import polish
 from eval.synth.timewords import on_day, over_week, when
@@ -127,7 +128,10 @@ def resolve(
             latest = max([obs_by_key[k].ts for k in evidence] + list(draft.moments.values()))
         lo, hi = draft.delay_hours
         qtime = _waking(latest + timedelta(minutes=int(rng.uniform(lo, hi) * 60)), rng)
-        text = _fill(hh, draft, rng.choice(draft.texts), qtime, rng, stories, n)
+        plain = _fill(hh, draft, rng.choice(draft.texts), qtime, rng, stories, n)
+        text = plain
+        if hh.realism == "realistic":  # eval.synth.paraphrase: asked in many ways
+            text = vary(plain, random.Random(f"{hh.scenario_id}:{n}:paraphrase"))
         device = hh.phone(draft.asker) if draft.asker in {p.name for p in hh.people} else None
         device = (
             device
@@ -140,6 +144,7 @@ def resolve(
                 qid=f"C{n:03d}",
                 category=draft.category,
                 question=text,
+                plain=plain,
                 answer=polish(draft.answer),
                 evidence=evidence,
                 checklist=checklist,

@@ -121,3 +121,4 @@ class Question:
     topic: str
     subject: str | None
     origin: str
+    plain: str = ""  # the text before eval.synth.paraphrase varied it (filtering compares these)

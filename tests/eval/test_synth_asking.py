@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 from datetime import datetime
+from difflib import SequenceMatcher
 
 import pytest
 
@@ -100,7 +101,7 @@ def test_realistic_questions_often_carry_no_time_phrase(both):
 
 def test_the_time_mix_changes_wording_only(both):
     """Times, evidence and the questions on recurring subjects stay as the legacy draws made
-    them: the asking stream is separate from the generator's."""
+    them: the asking and paraphrase streams are separate from the generator's."""
     legacy, real = (b.scenario_data[0].questions for b in both)
     assert [(q.question_id, q.question_time) for q in real] == [
         (q.question_id, q.question_time) for q in legacy
@@ -108,7 +109,7 @@ def test_the_time_mix_changes_wording_only(both):
     reworded = 0
     for old, new in zip(legacy, real, strict=True):
         assert PLACEHOLDER.search(new.question) is None
-        if new.category == "conflict":
-            assert new.question == old.question
+        if new.category == "conflict":  # no time phrase: only eval.synth.paraphrase varies it
+            assert SequenceMatcher(None, old.question, new.question).ratio() > 0.6
         reworded += new.question != old.question
     assert reworded >= 10

@@ -1,0 +1,57 @@
+"""Varied wording for generated questions: an opener, a closer and synonym swaps.
+
+Question templates are few per kind, so the same masked text would recur across households
+and teach a system the template instead of the memory. Each question's text is varied the way
+people vary how they ask the same thing: a lead-in ("Quick question: "), a sign-off
+(" Thanks."), and interchangeable phrasings ("don't match" / "disagree"), from
+`data/paraphrase.json`. None of them names a fact, a time or a person, so the question asks
+the same and its answer and evidence stay as they are.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from eval.synth.tables import load_table
+
+TABLE = load_table("paraphrase")
+OPENERS: list[str] = TABLE["OPENERS"]
+CLOSERS: list[str] = TABLE["CLOSERS"]
+SWAPS: list[list[str]] = TABLE["SWAPS"]
+LOWER_AFTER_COMMA = frozenset(TABLE["LOWER_AFTER_COMMA"])
+_FIRST_WORD = re.compile(r"[A-Za-z']+")
+
+
+def vary(text: str, rng: random.Random) -> str:
+    """`text` with its interchangeable phrasings swapped, an opener and a closer, drawn from
+    `rng` (the same number of draws whatever the text)."""
+    for group in SWAPS:
+        pick = rng.choice(group)
+        for phrase in group:
+            if phrase != pick and phrase in text.lower():
+                text = _replace(text, phrase, pick)
+                break
+    opener, closer = rng.choice(OPENERS), rng.choice(CLOSERS)
+    if opener:
+        text = opener + _after(opener, text)
+    return text + closer if closer else text
+
+
+def _replace(text: str, phrase: str, by: str) -> str:
+    """`phrase` (any case) replaced by `by`, a capital kept where the text had one."""
+    at = text.lower().index(phrase)
+    found = text[at : at + len(phrase)]
+    by = by[:1].upper() + by[1:] if found[:1].isupper() else by
+    return text[:at] + by + text[at + len(phrase) :]
+
+
+def _after(opener: str, text: str) -> str:
+    """`text` as it continues `opener`: lower-cased after a comma when it starts with an
+    ordinary question word (never a name or 'I')."""
+    if not opener.rstrip().endswith(","):
+        return text
+    word = _FIRST_WORD.match(text)
+    if word and word.group(0).lower() in LOWER_AFTER_COMMA:
+        return text[:1].lower() + text[1:]
+    return text
