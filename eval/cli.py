@@ -64,9 +64,16 @@ def synth(
         "continue an interrupted run (finished scenarios are read back, not redone). Without "
         "--llm: the graph with the procedural drafts and the deterministic review.",
     ),
+    verified: bool = typer.Option(
+        True,
+        "--verify/--no-verify",
+        help="Verify what was generated (the offline `memfuse verify` pass) and write the "
+        "corrected dataset, with <name>.verify-report.json and .md beside it; --no-verify "
+        "writes the generator's output as it is.",
+    ),
 ) -> None:
     """Generate a MemFuseBench file and print its statistics: procedurally (no LLM) by default,
-    or through the synthesis graph (--llm, --checkpoint)."""
+    or through the synthesis graph (--llm, --checkpoint); then verify it (--no-verify: not)."""
     from eval.synth.realism import REALISMS
 
     choice("--realism", realism, REALISMS, "realism")
@@ -85,7 +92,22 @@ def synth(
         stats_ = synth_command(
             scenarios=scenarios, seed=seed, out=out, person_blind=person_blind, realism=realism
         )
+    if verified:
+        from eval.synth import stats
+        from eval.verify.publish import publish_verified, report_paths
+        from memory.formats.memfusebench_io import load
+
+        report = publish_verified(out)
+        stats_ = stats(load(out), stats_.filtering).model_copy(
+            update={"person_blind_stripped": stats_.person_blind_stripped}
+        )
     console().print(stats_.render())
+    if verified:
+        console().print(
+            f"verified: {report['questions']} questions, {report['flagged']} flagged: "
+            f"{report['revised']} revised, {report['dropped']} dropped, {report['kept']} kept "
+            f"(reports: {', '.join(map(str, report_paths(out)))})"
+        )
     console().print(f"wrote {out}")
 
 

@@ -29,6 +29,7 @@ from eval.synth.conflicts import paired_conflicts
 from eval.synth.episodes import WorldState
 from eval.synth.errors import SynthesisError
 from eval.synth.filtering import filter_questions
+from eval.synth.pedometer import settle_step_counts
 from eval.synth.personas import HOUSEHOLD_TYPES, build_household
 from eval.synth.questions import aggregation_drafts, check_questions, first_person_drafts, resolve
 from eval.synth.realism import DEFAULT_REALISM, check_realism, finish
@@ -71,6 +72,7 @@ def build_one(
     periodic = periodic_readings(hh, substream(seed, sid, "periodic"))
     noise = incidental_noise(hh, substream(seed, sid, "noise"))
     stream = merge_streams(hh, story, conflict_obs, routine, periodic, noise)
+    settle_step_counts(hh, stream)
     check_stream(hh, stream)
     obs = {o.key: o for o in stream}
     q_rng = substream(seed, sid, "questions")
@@ -90,7 +92,7 @@ def build_one(
         QUESTIONS_PER_SCENARIO,
     )
     distractors = inject(hh, report.kept, obs, substream(seed, sid, "adversarial"))
-    stream = stream + distractors
+    stream = settle_step_counts(hh, stream + distractors)
     check_stream(hh, stream)
     finalize_ids(sid, stream, report.kept)
     return finish(to_scenario(hh, plans, stream, report.kept), realism), report.reasons()

@@ -119,5 +119,7 @@ def first_person_drafts(
         weekdays = [o for o in obs if o.facts["day"] < 5]
         if len(weekend) == 2 and len(weekdays) >= 3:
             wk = sum(map(_value, weekdays)) // len(weekdays)
+            we = sum(map(_value, weekend)) // 2
+            verdict = say("fp_screen_verdict")["more" if we > wk else "less" if we < wk else "same"]
             listing("fp_screen", "screen_time", person, weekend, locals(), refs=[weekdays])
     return out

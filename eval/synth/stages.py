@@ -43,6 +43,7 @@ from eval.synth.conflicts import paired_conflicts
 from eval.synth.episodes import WorldState
 from eval.synth.filtering import filter_questions
 from eval.synth.graph import SynthesisContext, SynthesisInput, SynthesisRequest, synthesize
+from eval.synth.pedometer import settle_step_counts
 from eval.synth.personas import HOUSEHOLD_TYPES, Household, build_household
 from eval.synth.questions import aggregation_drafts, check_questions, first_person_drafts, resolve
 from eval.synth.realism import DEFAULT_REALISM, check_realism, finish
@@ -141,6 +142,7 @@ class _Pipeline:
         periodic = periodic_readings(hh, self._rng("periodic"))
         noise = incidental_noise(hh, self._rng("noise"))
         self.stream: list[Obs] = merge_streams(hh, story, conflict_obs, routine, periodic, noise)
+        settle_step_counts(hh, self.stream)
         check_stream(hh, self.stream)
         self.obs = {o.key: o for o in self.stream}
         return Stream(episodes=to_scenario(hh, self.plans, self.stream, []).episodes)
@@ -169,7 +171,7 @@ class _Pipeline:
     def _adversarial(self) -> BaseModel:
         kept = self.report.kept
         distractors = inject(self.hh, kept, self.obs, self._rng("adversarial"))
-        stream = self.stream + distractors
+        stream = settle_step_counts(self.hh, self.stream + distractors)
         check_stream(self.hh, stream)
         finalize_ids(self.sid, stream, kept)
         return finish(to_scenario(self.hh, self.plans, stream, kept), self.realism)

@@ -205,7 +205,16 @@ def apply_edits(bench: LoadedBench, edits: list[Edit], final: bool = True) -> An
             elif edit.outcome == "revised":
                 kept.append(_revised_record(record, edit))
         scenario["questions"] = kept
+        _untarget(scenario, {str(q.get("question_id")) for q in kept})
     return raw
+
+
+def _untarget(scenario: dict[str, Any], asked: set[str]) -> None:
+    """A distractor aimed at a dropped question stays in the stream, aimed at nothing."""
+    for episode in scenario.get("episodes") or []:
+        for event in episode.get("events") or []:
+            if event.get("target_question") not in (None, *asked):
+                event["target_question"] = None
 
 
 def _revised_record(record: dict[str, Any], edit: Edit) -> dict[str, Any]:

@@ -482,13 +482,15 @@ def realistic_one():
 def test_legacy_realism_stays_what_it_was(legacy_two, realistic_one):
     """Legacy output is pinned, so old and new numbers stay comparable. The digest changed
     once, on purpose, when stage 5 began rejecting answers their evidence does not support and
-    the generator's answer bugs were fixed (events and evidence were not touched), and again
-    when glimpses (eval.synth.glimpses) came to be worded from one pool in every mode."""
+    the generator's answer bugs were fixed (events and evidence were not touched), again when
+    glimpses (eval.synth.glimpses) came to be worded from one pool in every mode, and when a
+    watch's day step counts were made to agree (one curve per day, only figures changed) and
+    comparison answers began with their verdict (issue 26)."""
     import hashlib
 
     one = generate(1, seed=7, realism="legacy")
     digest = hashlib.sha256(to_json(one).encode()).hexdigest()
-    assert digest == "6416d011bb04043718950d6b5ab9f1332146c7e4796f02b902d49bd332652104"
+    assert digest == "99d8bda159f70acdce6f09893fd900a564a8a6cefdccf72efa45a12f0c90c26d"
     assert one.scenario_data[0] == legacy_two.scenario_data[0]
     assert generate(1, seed=7).scenario_data[0] == realistic_one.scenario_data[0]  # the default
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,9 +71,12 @@ def plant(raw: dict[str, Any]) -> dict[str, str]:
         if e["device"] == "watch_mei"
         and e["timestamp"].startswith("2026-05-13")
         and e["timestamp"] < cited["timestamp"]
-        and "4,344 steps" in e["description"]
+        and re.search(r"\d[\d,]* steps", e["description"])
+        and not any(e["event_id"] in q["evidence_event_ids"] for q in qs.values())
     )
-    replace(earlier, "description", "4,344 steps", "14,344 steps")
+    earlier["description"] = re.sub(
+        r"\d[\d,]* steps", "14,344 steps", earlier["description"], count=1
+    )
     # (e) a cited event the answer makes no use of (the hallway sensor at night)
     qs["S1_Q045"]["evidence_event_ids"].append(UNUSED)
     assert evs[UNUSED]["device"] == "motion_hallway"
@@ -116,6 +120,9 @@ def test_every_planted_flaw_is_flagged_with_its_kind_and_nothing_else_is(planted
         assert (question_id, kind) in after, (question_id, kind)
         assert (question_id, kind) not in before, (question_id, kind)
     new = after - before
+    # the planted step reading also contradicts Mei's week of step totals (S1_Q032), which the
+    # clean file no longer does on its own
+    new -= {("S1_Q032", "record_conflict")}
     assert {question_id for question_id, _ in new} <= set(kinds)
 
 

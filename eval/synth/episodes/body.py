@@ -204,6 +204,15 @@ def training(ep: Ep) -> bool:
     ]
     s.ask("user_aggregation", ep.asker(P), locals(), checklist=checklist)
     fastest = divmod(min(paces), 60)
+    # the watch shows whole minutes and some seconds: seconds per km between these two bounds
+    race_pace = (finish * 6, (finish * 60 + 59) / 10)
+    verdict = say("verdict")[
+        "quicker"
+        if race_pace[1] < min(paces)
+        else "slower"
+        if race_pace[0] > min(paces)
+        else "level"
+    ]
     s.ask("user_query", P, locals(), refs=[[rv], vws, [sign]], delay=(2.0, 20.0))
     fusion_refs = [[sign], [vws[0], vws[1], apps[2]], [bib], [rv, cheer]]
     s.ask("fusion", ep.asker(P), locals(), refs=fusion_refs)
