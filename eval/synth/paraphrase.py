@@ -29,7 +29,7 @@ def vary(text: str, rng: random.Random) -> str:
     for group in SWAPS:
         pick = rng.choice(group)
         for phrase in group:
-            if phrase != pick and phrase in text.lower():
+            if phrase != pick and _whole(phrase).search(text):
                 text = _replace(text, phrase, pick)
                 break
     opener, closer = rng.choice(OPENERS), rng.choice(CLOSERS)
@@ -38,9 +38,17 @@ def vary(text: str, rng: random.Random) -> str:
     return text + closer if closer else text
 
 
+def _whole(phrase: str) -> re.Pattern[str]:
+    """`phrase` as whole words, any case: "agree" is not found inside "disagreement"."""
+    return re.compile(rf"(?<![\w']){re.escape(phrase)}(?![\w'])", re.IGNORECASE)
+
+
 def _replace(text: str, phrase: str, by: str) -> str:
-    """`phrase` (any case) replaced by `by`, a capital kept where the text had one."""
-    at = text.lower().index(phrase)
+    """`phrase` (whole words, any case) replaced by `by`, a capital kept where the text had
+    one."""
+    match = _whole(phrase).search(text)
+    assert match is not None  # vary() replaces only what it found
+    at = match.start()
     found = text[at : at + len(phrase)]
     by = by[:1].upper() + by[1:] if found[:1].isupper() else by
     return text[:at] + by + text[at + len(phrase) :]

@@ -66,3 +66,18 @@ def test_vary_is_deterministic_keeps_the_question_and_spreads_wording() -> None:
     assert "grocery drop-off registered" in first
     assert len({vary(text, random.Random(f"S1:{n}:paraphrase")) for n in range(40)}) >= 30
     assert vary("I lost my wallet, where was it?", random.Random(2)).count("I lost") == 1
+
+
+def test_a_swap_replaces_whole_words_only() -> None:
+    """ "disagree" is swapped where it is a word, never inside "disagreement"."""
+    import random
+
+    from eval.synth.paraphrase import vary
+
+    for seed in range(40):
+        varied = vary("Who won the disagreement over the heating?", random.Random(seed))
+        assert "disagreement over the heating" in varied
+        swapped = vary(
+            "The thermostat and the radiator disagree: which is right?", random.Random(seed)
+        )
+        assert "ment" not in swapped and swapped.count("?") == 1

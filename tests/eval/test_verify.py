@@ -24,7 +24,6 @@ from eval.verify.view import load_bench
 from memory.formats.memfusebench_io import to_json
 
 MEMFUSE = Path(sys.executable).parent / "memfuse"
-UNUSED = "S1_E1124"  # a hallway motion reading on Sunday morning
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +52,18 @@ def replace(record: dict[str, Any], field: str, old: str, new: str) -> None:
     record[field] = record[field].replace(old, new)
 
 
+def unused_hallway(raw: dict[str, Any]) -> str:
+    """A hallway motion reading on Sunday morning that no question cites."""
+    qs = questions(raw)
+    return next(
+        e["event_id"]
+        for e in events(raw).values()
+        if e["device"] == "motion_hallway"
+        and e["timestamp"].startswith("2026-05-17T0")
+        and not any(e["event_id"] in q["evidence_event_ids"] for q in qs.values())
+    )
+
+
 def plant(raw: dict[str, Any]) -> dict[str, str]:
     """One flaw of each kind, in place; returns question id -> the kind planted there."""
     qs, evs = questions(raw), events(raw)
@@ -63,8 +74,11 @@ def plant(raw: dict[str, Any]) -> dict[str, str]:
     # (c) a resident telling themselves
     replace(qs["S1_Q036"], "answer", "You put them", "Raj told Raj that he had put them")
     # (d) an earlier reading of Mei's watch on 13 May above the day total the question cites
-    cited = evs["S1_E0521"]
-    assert cited["device"] == "watch_mei" and "12,934 steps" in cited["description"]
+    cited = next(
+        evs[i]
+        for i in qs["S1_Q044"]["evidence_event_ids"]
+        if evs[i]["device"] == "watch_mei" and "12,934 steps" in evs[i]["description"]
+    )
     earlier = next(
         e
         for e in evs.values()
@@ -78,8 +92,7 @@ def plant(raw: dict[str, Any]) -> dict[str, str]:
         r"\d[\d,]* steps", "14,344 steps", earlier["description"], count=1
     )
     # (e) a cited event the answer makes no use of (the hallway sensor at night)
-    qs["S1_Q045"]["evidence_event_ids"].append(UNUSED)
-    assert evs[UNUSED]["device"] == "motion_hallway"
+    qs["S1_Q045"]["evidence_event_ids"].append(unused_hallway(raw))
     # (f) a "when" question whose answer gives no time
     qs["S1_Q047"]["answer"] = "There are two versions: the front-door lock and Mei disagree."
     # (g) a day the evidence does not lie on
@@ -126,7 +139,7 @@ def test_every_planted_flaw_is_flagged_with_its_kind_and_nothing_else_is(planted
     assert {question_id for question_id, _ in new} <= set(kinds)
 
 
-def test_each_verifier_names_what_it_found(planted):
+def test_each_verifier_names_what_it_found(planted, clean):
     _, planted_path, _ = planted
     bench = load_bench(planted_path)
     reasons = {(f.question_id, f.kind): f for s in bench.scenarios for f in verify_scenario(s)}
@@ -134,7 +147,7 @@ def test_each_verifier_names_what_it_found(planted):
     assert "Gloria" in reasons["S1_Q002", "household_inconsistent"].reason
     assert "Raj told Raj" in reasons["S1_Q036", "role_error"].reason
     assert "14,344" in reasons["S1_Q044", "record_conflict"].reason
-    assert reasons["S1_Q045", "unused_evidence"].event_ids == [UNUSED]
+    assert reasons["S1_Q045", "unused_evidence"].event_ids == [unused_hallway(clean)]
     assert "'when'" in reasons["S1_Q047", "unanswered"].reason
     assert "Tue 12 May" in reasons["S1_Q056", "time_anchor_mismatch"].reason
     assert "Raj loses the wallet" not in reasons["S1_Q056", "time_anchor_mismatch"].reason
@@ -165,7 +178,7 @@ def test_a_one_person_home_has_no_one_to_tell(clean, tmp_path):
     assert ("S1_Q007", "role_error") in flags(write(raw, tmp_path / "alone.json"))
 
 
-def test_the_corrected_file_verifies_clean_and_the_input_is_untouched(planted, tmp_path):
+def test_the_corrected_file_verifies_clean_and_the_input_is_untouched(planted, clean, tmp_path):
     _, planted_path, kinds = planted
     before = planted_path.read_bytes()
     result = verify_file(planted_path, tmp_path / "out")
@@ -179,7 +192,7 @@ def test_the_corrected_file_verifies_clean_and_the_input_is_untouched(planted, t
     assert outcomes["S1_Q033"]["outcome"] == "dropped"
     corrected = json.loads(Path(result.output_dataset).read_text(encoding="utf-8"))
     kept = questions(corrected)
-    assert UNUSED not in kept["S1_Q045"]["evidence_event_ids"]
+    assert unused_hallway(clean) not in kept["S1_Q045"]["evidence_event_ids"]
     assert "S1_Q033" not in kept
     assert len(kept) == report["questions"] - report["dropped"]
     assert report["by_kind"]["unused_evidence"]["revised"] >= 1
@@ -219,7 +232,7 @@ def small(clean: dict[str, Any], keep: list[str]) -> dict[str, Any]:
 
 
 def test_a_reader_that_disagrees_flags_and_the_llm_correction_is_applied(clean, tmp_path):
-    keep = ["S1_Q003", "S1_Q010", "S1_Q012"]
+    keep = ["S1_Q010", "S1_Q012", "S1_Q013"]
     path = write(small(clean, keep), tmp_path / "three.json")
     assert flags(path) == set()
     target = questions(clean)["S1_Q010"]
@@ -232,8 +245,8 @@ def test_a_reader_that_disagrees_flags_and_the_llm_correction_is_applied(clean, 
         return {"agrees": str(agrees), "reason": "same facts" if agrees else "another cause"}
 
     lm = DummyLM(
-        [read("deadline"), judge(True), read("the boiler broke"), judge(False)]
-        + [read("a misfire"), judge(True)]
+        [read("the boiler broke"), judge(False), read("a misfire"), judge(True)]
+        + [read("deadline"), judge(True)]
         + [
             {
                 "action": "revise",
@@ -257,7 +270,7 @@ def test_a_reader_that_disagrees_flags_and_the_llm_correction_is_applied(clean, 
     assert "the boiler broke" in entry["findings"][0]["reason"]
     corrected = questions(json.loads(Path(result["output_dataset"]).read_text(encoding="utf-8")))
     assert corrected["S1_Q010"]["question"] == revised
-    assert corrected["S1_Q003"] == questions(clean)["S1_Q003"]
+    assert corrected["S1_Q013"] == questions(clean)["S1_Q013"]
 
 
 def test_an_unusable_correction_falls_back_to_the_offline_corrector(clean, tmp_path):
