@@ -138,15 +138,18 @@ def seed_file(bench_dir: Path, seed: int, scenarios: int = DEFAULT_SCENARIOS) ->
 
 
 def ensure_seed_file(bench_dir: Path, seed: int, scenarios: int, console: Console) -> Path:
-    """The generated benchmark of `seed`, synthesised only when its file does not exist yet
-    (synthesis takes minutes; the file is deterministic for a seed and size)."""
+    """The generated benchmark of `seed` as `memfuse synth` publishes it (verified and
+    corrected), synthesised only when its file does not exist yet (synthesis takes minutes;
+    the file is deterministic for a seed and size)."""
     path = seed_file(bench_dir, seed, scenarios)
     if path.is_file():
         return path
     from eval.synth import synth_command
+    from eval.verify.publish import publish_verified
 
     console.print(escape(f"suite: generating seed {seed} ({scenarios} scenarios) -> {path}"))
     synth_command(scenarios=scenarios, seed=seed, out=path)
+    publish_verified(path)  # what `memfuse synth` publishes: the verified, corrected file
     return path
 
 
