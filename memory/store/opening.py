@@ -49,6 +49,10 @@ _SCHEMA = (
     ),
     # an event's earlier attempts, counted for every new plan id (see `plan_attempts`)
     "CREATE INDEX IF NOT EXISTS plan_log_event ON plan_log (event_id)",
+    # the plans still pending, which every ingest replays first (`pending_plans`): without it
+    # that look scanned the whole log, a cost per streamed event growing with the memory
+    # (`memfuse bench-perf --mode fused --stream` on a large store)
+    "CREATE INDEX IF NOT EXISTS plan_log_pending ON plan_log (status) WHERE status = 'pending'",
     # Stored by a fused ingest but not fused yet: written in the same transaction as the event,
     # removed once its fusion finished, so a crash, a full disk or an LLM outage leaves work
     # that the next ingest (or `memfuse fuse --pending`) picks up, never a silent gap.

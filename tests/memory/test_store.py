@@ -718,3 +718,19 @@ def test_a_write_call_settles_its_vectors_where_readers_need_them(
     first = household[0]
     hits = reopened.dense_search(reopened.vector(first.event_id), 1)
     assert hits[0][0] == first.event_id
+
+
+def test_the_pending_plans_are_found_through_an_index(tmp_path: Path, hash_embedder: Any) -> None:
+    """Every ingest first replays the plans still pending; that look must not scan the whole
+    plan log, which grows by one row per fused event (a streamed event paid for the scan, more
+    the larger the memory: `memfuse bench-perf --events 100000 --mode fused --stream`)."""
+    store = MemoryStore.open(tmp_path / "plans", embedder=hash_embedder)
+    try:
+        plan = store._db.execute(
+            "EXPLAIN QUERY PLAN SELECT plan_id, payload FROM plan_log "
+            "WHERE status = 'pending' ORDER BY rowid"
+        ).fetchall()
+        details = " ".join(str(row[-1]) for row in plan)
+        assert "USING INDEX plan_log_pending" in details and "TEMP B-TREE" not in details
+    finally:
+        store.close()
