@@ -131,6 +131,7 @@ def test_all_graphs_are_served(served: Served) -> None:
         "fusion",
         "retrieval",
         "synthesis",
+        "verification",
     ]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from eval.synth.graph.graph import graph as synthesis_graph
+from eval.verify.graph.graph import graph as verification_graph
 from graphs.answer.graph import graph as answer_graph
 from graphs.fusion.graph import graph as fusion_graph
 from graphs.retrieval.graph import graph as retrieval_graph
@@ -21,6 +22,7 @@ GRAPHS = {
     "retrieval": retrieval_graph,
     "answer": answer_graph,
     "synthesis": synthesis_graph,
+    "verification": verification_graph,
 }
 JSON_TYPES = {"string", "integer", "number", "boolean", "null", "array", "object"}
 PYTHON_ONLY = {"store", "lm", "settings", "reader", "program", "generators"}
