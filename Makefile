@@ -74,7 +74,8 @@ lint: install
 	$(VENV)/bin/ruff format --check memfuse graphs signatures memory eval tests
 	$(VENV)/bin/ruff check memfuse graphs signatures memory eval tests
 	$(VENV)/bin/mypy memory signatures graphs
-	$(VENV)/bin/mypy --follow-imports=silent eval/synth/graph eval/synth/artifacts.py eval/verify
+	$(VENV)/bin/mypy --follow-imports=silent eval/synth/graph eval/synth/artifacts.py eval/verify \
+		eval/synth/pipeline.py eval/synth/stages.py eval/synth/command.py
 
 # Synthesize one small scenario, benchmark four systems on it, show one question with provenance.
 demo: install

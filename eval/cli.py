@@ -61,8 +61,7 @@ def synth(
         None,
         "--checkpoint",
         help="SQLite file of the synthesis graph's checkpoints: run the same command again to "
-        "continue an interrupted run (finished scenarios are read back, not redone). Without "
-        "--llm: the graph with the procedural drafts and the deterministic review.",
+        "continue an interrupted run (finished scenarios are read back, not redone).",
     ),
     verified: bool = typer.Option(
         True,
@@ -72,37 +71,25 @@ def synth(
         "writes the generator's output as it is.",
     ),
 ) -> None:
-    """Generate a MemFuseBench file and print its statistics: procedurally (no LLM) by default,
-    or through the synthesis graph (--llm, --checkpoint); then verify it (--no-verify: not)."""
+    """Generate a MemFuseBench file through the synthesis graph and print its statistics:
+    procedural drafts and deterministic review offline (--llm: the LLM drafts, reviews and
+    corrects); then verify and publish the corrected file (--no-verify: as generated)."""
+    import sys
+
+    from eval.synth.command import synth_command
     from eval.synth.realism import REALISMS
 
     choice("--realism", realism, REALISMS, "realism")
-    if llm or checkpoint is not None:
-        import sys
+    made = synth_command(
+        scenarios, seed, out, llm=llm, checkpoint=checkpoint, person_blind=person_blind,
+        realism=realism, verify=verified,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )  # fmt: skip
+    console().print(made.stats.render())
+    report = made.verification
+    if report is not None:
+        from eval.verify.publish import report_paths
 
-        from eval.synth.stages import graph_synth_command
-
-        stats_ = graph_synth_command(
-            scenarios, seed, out, llm=llm, checkpoint=checkpoint, person_blind=person_blind,
-            progress=lambda line: print(line, file=sys.stderr, flush=True), realism=realism,
-        )  # fmt: skip
-    else:
-        from eval.synth import synth_command
-
-        stats_ = synth_command(
-            scenarios=scenarios, seed=seed, out=out, person_blind=person_blind, realism=realism
-        )
-    if verified:
-        from eval.synth import stats
-        from eval.verify.publish import publish_verified, report_paths
-        from memory.formats.memfusebench_io import load
-
-        report = publish_verified(out)
-        stats_ = stats(load(out), stats_.filtering).model_copy(
-            update={"person_blind_stripped": stats_.person_blind_stripped}
-        )
-    console().print(stats_.render())
-    if verified:
         console().print(
             f"verified: {report['questions']} questions, {report['flagged']} flagged: "
             f"{report['revised']} revised, {report['dropped']} dropped, {report['kept']} kept "

@@ -144,12 +144,10 @@ def ensure_seed_file(bench_dir: Path, seed: int, scenarios: int, console: Consol
     path = seed_file(bench_dir, seed, scenarios)
     if path.is_file():
         return path
-    from eval.synth import synth_command
-    from eval.verify.publish import publish_verified
+    from eval.synth.command import synth_command
 
     console.print(escape(f"suite: generating seed {seed} ({scenarios} scenarios) -> {path}"))
-    synth_command(scenarios=scenarios, seed=seed, out=path)
-    publish_verified(path)  # what `memfuse synth` publishes: the verified, corrected file
+    synth_command(scenarios=scenarios, seed=seed, out=path)  # verified, as `memfuse synth`
     return path
 
 

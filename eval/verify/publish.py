@@ -28,13 +28,16 @@ def report_paths(out: Path) -> tuple[Path, Path]:
     )
 
 
-def publish_verified(out: Path, context: VerificationContext | None = None) -> dict[str, Any]:
-    """Verify the MemFuseBench file `out`, replace it with the corrected dataset and write the
-    reports beside it; returns the report (totals, counts per kind, every flagged question)."""
+def publish_verified(
+    out: Path, context: VerificationContext | None = None, source: Path | None = None
+) -> dict[str, Any]:
+    """Verify the MemFuseBench file `source` (default: `out` itself), write the corrected
+    dataset to `out` (replaced in one step: a reader never sees half a file) and the reports
+    beside it; returns the report (totals, counts per kind, every flagged question)."""
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix="memfuse-verify-") as scratch:
         raw = Path(scratch) / out.name
-        raw.write_bytes(out.read_bytes())
+        raw.write_bytes(Path(source or out).read_bytes())
         result = verify_file(raw, Path(scratch) / "verified", context)
         if result.output_dataset is None or result.report_json is None:
             raise RuntimeError(f"verification of {out} ended without a corrected dataset")

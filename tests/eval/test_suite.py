@@ -123,12 +123,12 @@ def test_dev_file_and_seed_files_are_sources_and_seeds_are_generated_once(tmp_pa
     tiny = write_tiny_bench(tmp_path / "tiny.json")
     calls: list[int] = []
 
-    def fake_synth(scenarios: int, seed: int, out: Path, person_blind: bool = False) -> None:
+    def fake_synth(scenarios: int, seed: int, out: Path, **_: object) -> None:
         calls.append(seed)
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         write_tiny_bench(Path(out))
 
-    monkeypatch.setattr("eval.synth.synth_command", fake_synth)
+    monkeypatch.setattr("eval.synth.command.synth_command", fake_synth)
     data = tmp_path / "data"
     path = ensure_seed_file(data, 11, DEFAULT_SCENARIOS, suite_module.Console(quiet=True))
     assert path == seed_file(data, 11) == data / "memfusebench-seed11-realistic.json"

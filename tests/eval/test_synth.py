@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from eval import synth
 from eval.categories import CATEGORIES
-from eval.synth import SynthesisError, generate, stats, synth_command
+from eval.synth import SynthesisError, generate, pipeline, stats
 from eval.synth.adversarial import finalize_ids
+from eval.synth.command import synth_command
 from eval.synth.episodes import WorldState
 from eval.synth.filtering import rejection
 from eval.synth.personas import HOUSEHOLD_TYPES, build_household, check_household
@@ -47,15 +47,18 @@ def legacy_two():
 def test_same_seed_gives_identical_bytes_and_other_seed_differs(tmp_path):
     a = synth_command(1, 7, tmp_path / "a.json")
     b = synth_command(1, 7, tmp_path / "b.json")
+    assert a.verification is not None and (tmp_path / "a.verify-report.json").is_file()
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
-    assert a == b
-    synth_command(1, 8, tmp_path / "c.json")
+    assert a.stats == b.stats
+    synth_command(1, 8, tmp_path / "c.json", verify=False)
     assert (tmp_path / "c.json").read_bytes() != (tmp_path / "a.json").read_bytes()
 
 
 def test_output_does_not_depend_on_hash_randomisation(tmp_path):
     """Set/dict ordering of strings changes with PYTHONHASHSEED; the file must not."""
-    script = "import sys; from eval.synth import synth_command; synth_command(1, 5, sys.argv[1])"
+    script = (
+        "import sys; from eval.synth.command import synth_command; synth_command(1, 5, sys.argv[1])"
+    )
     root = Path(__file__).resolve().parents[2]
     for seed in ("11", "23"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}
@@ -176,7 +179,7 @@ def test_remapping_keeps_gold_evidence_and_answers(monkeypatch):
     """Record each kept question's evidence (by content) just before injection and compare it
     with what the final file says after reordering and id reassignment."""
     seen: dict[str, tuple[list[tuple], str]] = {}
-    real_inject = synth.inject
+    real_inject = pipeline.inject
 
     def spy(hh, questions, obs, rng):
         for q in questions:
@@ -186,7 +189,7 @@ def test_remapping_keeps_gold_evidence_and_answers(monkeypatch):
             )
         return real_inject(hh, questions, obs, rng)
 
-    monkeypatch.setattr(synth, "inject", spy)
+    monkeypatch.setattr(pipeline, "inject", spy)
     scenario = generate(1, seed=3).scenario_data[0]
     index = scenario.event_index()
     assert set(seen) == {q.question_id for q in scenario.questions}
@@ -462,7 +465,9 @@ def test_strip_person_blind_only_touches_tags_of_blind_devices(legacy_two):
 def test_synth_command_person_blind_writes_the_stripped_file_and_counts_it(legacy_two, tmp_path):
     from eval.person_blind import strip_person_blind
 
-    st = synth_command(1, 7, tmp_path / "blind.json", person_blind=True, realism="legacy")
+    st = synth_command(
+        1, 7, tmp_path / "blind.json", person_blind=True, realism="legacy", verify=False
+    ).stats
     one = legacy_two.model_copy(update={"scenario_data": legacy_two.scenario_data[:1]})
     assert (tmp_path / "blind.json").read_text() == to_json(strip_person_blind(one))
     assert st.person_blind_stripped and st.person_blind_stripped > 0
@@ -581,7 +586,7 @@ def test_realistic_output_validates_and_round_trips(realistic_one, tmp_path):
     from memory.formats.memfusebench_io import validate
 
     assert validate(realistic_one) is not None
-    synth_command(1, 7, tmp_path / "real.json", realism="realistic")
+    synth_command(1, 7, tmp_path / "real.json", realism="realistic", verify=False)
     assert (tmp_path / "real.json").read_text() == to_json(realistic_one)
 
 

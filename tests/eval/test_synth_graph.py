@@ -137,11 +137,53 @@ def test_the_offline_graph_writes_the_same_bytes_as_build_one() -> None:
     assert to_json(made) == to_json(built)
 
 
-def test_without_generators_or_llm_nobody_can_draft() -> None:
-    with pytest.raises(ConfigurationError, match="no one can write the drafts"):
-        run_graph(None)
+def test_with_no_llm_and_nothing_injected_the_procedural_stages_draft() -> None:
+    """The served graph's offline path (`langgraph dev` with no LLM): the twins draft."""
+    output = run_graph(None)
+    assert output.status == "accepted" and output.accepted == list(STAGES)
+    direct, _ = build_one(INDEX, SEED)
+    assert output.scenario is not None
+    assert output.scenario.model_dump(mode="json") == direct.model_dump(mode="json")
     with pytest.raises(ConfigurationError, match="MEMFUSE_LLM_MODEL"):
         graph.invoke(REQUEST, context=SynthesisContext(policy="llm", generators=ProceduralStages()))
+    with pytest.raises(ConfigurationError, match="unknown realism 'fancy'"):
+        SynthesisContext(policy="offline", realism="fancy")
+
+
+def test_offline_the_corrector_drops_the_questions_its_review_named(drafts) -> None:
+    """No LLM: a flawed filtering draft (a question asked by a stranger and not in the pool, a
+    question id used twice) is repaired by dropping those, reviewed clean, and accepted; the
+    rest of the run is as if the flaw had never been drafted."""
+    flawed = drafts["filtering"].model_copy(deep=True)
+    stranger = flawed.questions[0].model_copy(
+        update={"question_id": "Q-extra", "question_user": "Zed"}
+    )
+    flawed.questions += [stranger, flawed.questions[1].model_copy(deep=True)]
+    output = run_graph(Scripted(drafts, bad={"filtering": flawed}))
+    assert output.status == "accepted" and output.accepted == list(STAGES)
+    review = rounds(output, "filtering")
+    assert review[0][1] >= 3 and review[1:] == [(("code",), 0)]
+    first = next(r for r in output.review_log if r.stage == "filtering")
+    assert {"unknown_question_user", "question_rewritten", "duplicate_question_id"} <= set(
+        first.codes
+    )
+    assert any(
+        n.startswith("filtering: the offline corrector dropped 2 question(s)") and "Q-extra" in n
+        for n in output.notes
+    ), output.notes
+    direct, _ = build_one(INDEX, SEED)
+    assert output.scenario is not None
+    assert output.scenario.model_dump(mode="json") == direct.model_dump(mode="json")
+
+
+def test_offline_what_dropping_cannot_fix_is_regenerated_then_reported(drafts) -> None:
+    emptied = drafts["filtering"].model_copy(deep=True)
+    category = emptied.questions[0].category
+    emptied.questions = [q for q in emptied.questions if q.category != category]
+    output = run_graph(Scripted(drafts, bad={"filtering": emptied}))
+    assert (output.status, output.failed_stage) == ("failed", "filtering")
+    assert rounds(output, "filtering") == [(("code",), 1), (("code",), 1)]
+    assert output.issues[0].code == "missing_category"
 
 
 # ---------------------------------------------------------------- the review loop

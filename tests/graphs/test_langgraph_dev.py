@@ -1,4 +1,4 @@
-"""The three graphs served by `langgraph dev` (the in-memory LangGraph API server) over HTTP.
+"""The graphs served by `langgraph dev` (the in-memory LangGraph API server) over HTTP.
 
 One server for the module (tests/support/langgraph_server.py), started as a user would from a
 folder holding a `langgraph.json` and a `.env` naming the data dir and the models. Nothing
@@ -21,6 +21,9 @@ from typing import Any
 
 import pytest
 
+from eval.synth import build_one
+from eval.synth.artifacts import STAGES
+from eval.synth.graph import SynthesisOutput
 from memory.audit import AuditLog
 from memory.embeddings import EmbeddingConfig
 from memory.models import EdgeType
@@ -277,6 +280,23 @@ def test_fusion_over_http_commits_to_the_store(served: Served, tmp_path: Path) -
         ("fusion_plan", "server:fusion"),
     ]
     assert [e.ids[0] for e in entries if e.op == "fusion_plan"] == ["k1", "k2"]
+
+
+def test_the_synthesis_graph_completes_offline(served: Served) -> None:
+    """No LLM in play (policy offline): the procedural stages draft, the code reviews, and the
+    served graph accepts the household-week `memfuse synth` writes."""
+    out = client(served).runs.wait(
+        new_thread(served),
+        "synthesis",
+        context={"policy": "offline"},
+        input={"scenario_index": 0, "seed": 4},
+    )
+    output = SynthesisOutput.model_validate(out)
+    assert output.status == "accepted" and output.accepted == list(STAGES), output.notes
+    assert {r.issues for r in output.review_log} == {0}
+    direct, _ = build_one(0, 4)
+    assert output.scenario is not None
+    assert output.scenario.model_dump(mode="json") == direct.model_dump(mode="json")
 
 
 def test_answer_without_a_reader_returns_the_evidence(served: Served) -> None:

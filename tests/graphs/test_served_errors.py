@@ -26,7 +26,6 @@ from typing import Any
 
 import pytest
 
-from eval.synth.graph.nodes import NO_DRAFTER
 from memory.backends import backend_for
 from memory.backends.base import WriterLock
 from memory.embeddings import EmbeddingConfig
@@ -204,8 +203,12 @@ def llm_policy_without_llm(served: Served, tmp: Path) -> Request:
     return Request("fusion", {"event": _event("p1")}, context, ConfigurationError(NO_LLM))
 
 
-def synthesis_without_drafter(served: Served, tmp: Path) -> Request:
-    return Request("synthesis", {}, OFFLINE, ConfigurationError(NO_DRAFTER))
+def synthesis_of_a_week_the_twins_cannot_write(served: Served, tmp: Path) -> Request:
+    """Offline the procedural stages draft (no LLM is configured): they write one week."""
+    expected = ConfigurationError(
+        "the procedural generator writes the 7 days from 2026-05-11, got 3 days from 2026-05-11"
+    )
+    return Request("synthesis", {"days": 3}, OFFLINE, expected)
 
 
 def bad_timestamp(served: Served, tmp: Path) -> Request:
@@ -307,7 +310,7 @@ CASES: list[Setup] = [
     unknown_recipe,
     zero_k,
     llm_policy_without_llm,
-    synthesis_without_drafter,
+    synthesis_of_a_week_the_twins_cannot_write,
     bad_timestamp,
     no_event,
     conflicting_event,

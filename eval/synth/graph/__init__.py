@@ -1,7 +1,8 @@
 """MemFuseBench's Scene-to-Sensor synthesis (the paper's six stages with reviewer-corrector
 validation) as a LangGraph. `graph` is the compiled graph served as `synthesis`; `synthesize`
-drives one household-week, resumable from a SQLite checkpoint file; `StageGenerators` is what a
-caller injects to write the drafts offline (`eval.synth.stages.ProceduralStages`). `checks`
+drives one household-week, resumable from a SQLite checkpoint file; `StageGenerators` is what
+writes the drafts offline (the procedural stages, `eval.synth.stages.ProceduralStages`, unless a
+caller injects others). `checks`
 (with `checks_answers`, `checks_questions`, `checks_stream`) holds the deterministic reviewers,
 which `memfuse check-dataset` also applies to a finished file; the stage artifacts are
 `eval.synth.artifacts`."""

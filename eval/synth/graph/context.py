@@ -1,20 +1,23 @@
 """Run-time knobs of the synthesis graph, and who writes a stage's drafts.
 
 The shared fields (policy, LLM) and the rules for live objects are
-`graphs.context.RunContext`'s; this adds the review loop's bounds and one live object, the
-injected `generators` (`StageGenerators`): who writes each stage's first draft when the LLM
-does not. The procedural generator of `eval.synth` is such an object (`eval.synth.stages`),
-handed in by its caller: `graphs` may not import `eval`, so the offline twins reach the graph
-the way stores and programs do, as constructor arguments that are not form fields.
+`graphs.context.RunContext`'s; this adds the review loop's bounds, the procedural stages'
+`realism`, and one live object, the injected `generators` (`StageGenerators`): who writes each
+stage's first draft when the LLM does not (a test's scripted drafts, `memfuse synth`'s own
+procedural stages so it can read their filtering tally). Injected like stores and programs, as
+a constructor argument that is not a form field.
 
 Who does what in a run:
 
-- draft: the injected generators when there are some, else the LLM's `Generate*` programs
-  (`eval.synth.graph.signatures`); neither is a configuration error;
+- draft: the injected generators when there are some; else, with an LLM in play, its
+  `Generate*` programs (`eval.synth.graph.signatures`); else the procedural stages
+  (`eval.synth.stages.ProceduralStages`, at `realism`), so the graph runs with no LLM at all
+  (`langgraph dev` offline, `memfuse synth`);
 - review: the deterministic checks always, then the LLM reviewer when an LM is in play and
   the code found nothing;
-- correct: the LLM corrector; with no LM there is nothing to correct, so a draft with issues is
-  regenerated (`max_regenerations`) and then reported.
+- correct: the LLM corrector; with no LM the deterministic repairs (`eval.synth.graph.repair`:
+  a question stage drops the questions its review named), else the draft is regenerated
+  (`max_regenerations`) and then reported.
 
 The synthesis graph opens no memory store: it asks `graphs.resources` for the settings and the
 decision LM only (`synthesis_lm`), so `data_dir` and `namespace` play no part in it.
@@ -30,6 +33,7 @@ from pydantic import BaseModel
 
 from eval.synth.artifacts import Artifacts, Stage
 from eval.synth.graph.state import SynthesisRequest
+from eval.synth.realism import DEFAULT_REALISM, check_realism
 from graphs.context import Hidden, RunContext, about, run_context
 from graphs.resources import decision_lm, run_settings
 from memory.errors import ConfigurationError
@@ -67,6 +71,13 @@ class SynthesisContext(RunContext):
             "stops and reports the stage and its remaining issues."
         ),
     )
+    realism: str = field(
+        default=DEFAULT_REALISM,
+        metadata=about(
+            "How the procedural stages write when they draft (no LLM and no injected "
+            "generators): realistic, or legacy for comparing with older numbers."
+        ),
+    )
     generators: InitVar[Hidden] = None
 
     def __post_init__(self, store: Any, settings: Any, lm: Any, generators: Any) -> None:
@@ -80,13 +91,19 @@ class SynthesisContext(RunContext):
 
     def check(self) -> None:
         super().check()
+        check_realism(self.realism)
         for name in ("max_corrections", "max_regenerations"):
             if getattr(self, name) < 0:
                 raise ConfigurationError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     def stage_generators(self) -> StageGenerators | None:
-        """The injected generators (None: the LLM drafts)."""
+        """Who drafts offline: the injected generators, else the procedural stages when no LLM
+        is in play (None: the LLM drafts)."""
         generators: StageGenerators | None = self.__dict__.get("_generators")
+        if generators is None and synthesis_lm(self) is None:
+            from eval.synth.stages import ProceduralStages  # it imports this graph's state
+
+            generators = self._generators = ProceduralStages(self.realism)
         return generators
 
 

@@ -15,6 +15,7 @@ checkpointer it resumes from the node that failed (`eval.synth.graph.run`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from eval.synth.artifacts import STAGES, Issue, Stage
 from eval.synth.graph.context import SynthesisContext, context_of, synthesis_lm
+from eval.synth.graph.repair import repair
 from eval.synth.graph.review import code_review, parse_draft
 from eval.synth.graph.signatures import SPECS, SynthesisBrief, SynthesisProgram
 from eval.synth.graph.state import PastScenario, ReviewRound, State, SynthesisRequest
@@ -34,11 +36,6 @@ from signatures.lm import DECIDED_BY_LLM, describe_failure, offline_fallback
 from signatures.retry import LLMProviderError
 
 T = TypeVar("T")
-NO_DRAFTER = (
-    "no one can write the drafts: inject stage generators (offline: `memfuse synth` passes the "
-    "procedural ones, eval.synth.stages.ProceduralStages) or run with an LLM (policy llm or "
-    "auto, MEMFUSE_LLM_MODEL set)"
-)
 
 
 @cache
@@ -101,12 +98,8 @@ def fresh_draft(candidate: dict[str, Any] | None, **more: Any) -> dict[str, Any]
 
 @node
 def begin(state: State, runtime: Runtime[SynthesisContext]) -> dict[str, Any]:
-    """Start from this run's input alone (see `graphs.state`), read the request and make
-    sure someone can write the drafts."""
-    context = context_of(runtime)
-    lm = synthesis_lm(context)  # policy llm without a model fails here, naming the setting
-    if context.stage_generators() is None and lm is None:
-        raise ConfigurationError(NO_DRAFTER)
+    """Start from this run's input alone (see `graphs.state`) and read the request."""
+    synthesis_lm(context_of(runtime))  # policy llm without a model fails here, naming it
     try:
         request = SynthesisRequest.model_validate(
             {
@@ -196,21 +189,43 @@ def review(state: State, runtime: Runtime[SynthesisContext]) -> dict[str, Any]:
 
 @node
 def correct(state: State, runtime: Runtime[SynthesisContext]) -> dict[str, Any]:
-    """The LLM corrector repairs the draft against the issues; the review runs again."""
+    """The corrector repairs the draft against the issues (the LLM's, else the offline rule of
+    `eval.synth.graph.repair`); the review runs again."""
     stage, request = current_stage(state), request_of(state)
     draft = parse_draft(stage, state.candidate or {})
     if isinstance(draft, Issue):  # pragma: no cover - review cleared such a candidate
         raise TypeError(f"{stage}: correct reached with an unreadable draft")
+    spent = {"corrections": state.corrections + 1}
+    lm = synthesis_lm(context_of(runtime))
+    if lm is None:
+        return {**spent, **offline_repair(stage, draft, state.issues, request.questions)}
     brief, upstream = brief_of(request), upstream_of(state)
     fixed, failure = ask_llm(
-        synthesis_lm(context_of(runtime)),
-        lambda: program().correct(stage, brief, upstream, draft, state.issues),
+        lm, lambda: program().correct(stage, brief, upstream, draft, state.issues)
     )
-    spent = {"corrections": state.corrections + 1}
     if fixed is None:
         note = f"{stage}: correction {spent['corrections']} could not be used: {failure}"
         return {**spent, "notes": [note]}
     return {**spent, "candidate": record(fixed)}
+
+
+def offline_repair(
+    stage: Stage, draft: BaseModel, issues: list[Issue], budget: int
+) -> dict[str, Any]:
+    """The rule's repair as a state update: the smaller draft and a note naming what went."""
+    fixed = repair(stage, draft, issues, budget)
+    if fixed is None:
+        return {"notes": [f"{stage}: the offline corrector could not repair the draft"]}
+    ids = Counter(q.question_id for q in getattr(draft, "questions", []))
+    gone = sorted(
+        (ids - Counter(q.question_id for q in getattr(fixed, "questions", []))).elements()
+    )
+    codes = ", ".join(sorted({issue.code for issue in issues}))
+    note = (
+        f"{stage}: the offline corrector dropped {len(gone)} question(s) ({codes}): "
+        f"{', '.join(gone)}"
+    )
+    return {"candidate": record(fixed), "notes": [note]}
 
 
 @node

@@ -7,7 +7,7 @@ it (`SPECS[stage].upstream`). Its reviewer returns `list[Issue]` against the sta
 (`CRITERIA`, restated from the paper in our own words); its corrector returns the repaired
 artifact. The deterministic checks (`eval.synth.graph.checks`) review every draft first; the LLM
 reviewer looks for what code cannot see. The offline twins are the procedural generator's
-stages (`eval.synth.stages`), injected into the graph by its caller.
+stages (`eval.synth.stages`), the graph's drafters whenever no LLM is in play.
 """
 
 from __future__ import annotations
