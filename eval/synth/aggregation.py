@@ -11,7 +11,9 @@ from eval.synth.drafts import (
     _asked,
     _each,
     _enough,
+    _extreme,
     _facts,
+    _mean,
     _night,
     _other,
     _shown,
@@ -45,13 +47,16 @@ def aggregation_drafts(
         out.append(_asked("user_aggregation", asker, say, key, topic, person, ns, **slots))
 
     for person, obs in _enough(stream, "sleep", 5):
-        lo, hi = min(obs, key=_value), max(obs, key=_value)
-        avg = sum(map(_value, obs)) // len(obs)
+        lo, hi = _extreme(obs, min), _extreme(obs)
+        if lo is None or hi is None:
+            continue
+        avg = _mean(obs)
         night, night2, shown, shown2 = _night(lo), _night(hi), _shown(lo), _shown(hi)
         ask("agg_sleep", "sleep", person, locals(), refs=[[lo], [hi], obs])
     for person, obs in _enough(stream, "steps", 5):
         over = [o for o in obs if _value(o) >= 10000]
-        top = max(obs, key=_value)
+        if (top := _extreme(obs)) is None:
+            continue
         days = _weekdays(over) or "none"
         ask("agg_steps", "steps", person, locals(), refs=[over or obs, [top], obs])
     groups = _workouts(stream)
@@ -60,9 +65,9 @@ def aggregation_drafts(
         if o.facts.get("topic") == "workout" and o.facts.get("primary"):
             sessions[o.facts["person"]].append(o)
     for person, prim in sorted(sessions.items()):
-        if len(prim) >= 2:
+        longest = _extreme(prim) if len(prim) >= 2 else None
+        if longest is not None:
             prim.sort(key=lambda o: o.ts)
-            longest = max(prim, key=_value)
             each = _each(say, "agg_workout_each", prim)
             listing = "; ".join(e["join"] for e in each)
             items = [
@@ -70,7 +75,8 @@ def aggregation_drafts(
             ]
             ask("agg_workout", "workout", person, locals(), items=items, refs=[[longest]])
     for person, obs in _enough(stream, "screen_time", 5):
-        top = max(obs, key=_value)
+        if (top := _extreme(obs)) is None:
+            continue
         total = sum(map(_value, obs))
         shown = _shown(top)
         ask("agg_screen", "screen_time", person, locals(), refs=[[top], [top], obs])
@@ -79,8 +85,7 @@ def aggregation_drafts(
         joined = ", ".join(_each(say, "agg_gaming_each", obs))
         ask("agg_gaming", "gaming", person, locals(), refs=[obs, [latest]])
     tv = _facts(stream, "tv").get("household", [])
-    if len(tv) >= 4:
-        longest = max(tv, key=_value)
+    if len(tv) >= 4 and (longest := _extreme(tv)) is not None:
         total = sum(map(_value, tv))
         ask("agg_tv", "tv", "household", locals(), rng.choice(adults), refs=[tv, [longest]])
     seen_home: dict[tuple[str, int], list[Obs]] = defaultdict(list)
@@ -90,7 +95,8 @@ def aggregation_drafts(
     for person, obs in _enough(stream, "arrival", 3):
         cams = [c for o in obs for c in seen_home.get((person, o.facts["day"]), [])]
         late = [o for o in obs if _value(o) >= "18:00"]
-        last = max(obs, key=_value)
+        if (last := _extreme(obs)) is None:
+            continue
         days = _weekdays(late) or "none"
         ask("agg_arrival", "arrival", person, locals(), refs=[late or obs, [last], obs + cams])
     for person, obs in _enough(stream, "weight", 3):
@@ -101,19 +107,22 @@ def aggregation_drafts(
         ask("agg_weight", "weight", person, locals(), items=items)
     for person, obs in _enough(stream, "laptop_work", 3):
         total = sum(map(_value, obs))
-        most = max(obs, key=_value)
+        if (most := _extreme(obs)) is None:
+            continue
         ask("agg_laptop_work", "laptop_work", person, locals(), refs=[obs, [most]])
     for person, obs in _enough(stream, "tablet", 3):
-        most = max(obs, key=_value)
+        if (most := _extreme(obs)) is None:
+            continue
         joined = "; ".join(_each(say, "agg_tablet_each", obs))
         ask("agg_tablet", "tablet", person, locals(), refs=[obs, [most]])
     for person, obs in _enough(stream, "carer_visit", 3):
-        earliest = min(obs, key=_value)
+        if (earliest := _extreme(obs, min)) is None:
+            continue
         joined = _weekdays(obs)
         ask("agg_carer_visit", "carer_visit", person, locals(), refs=[obs, [earliest]])
     locks = _facts(stream, "night_lock").get("household", [])
-    if len(locks) >= 5:
-        late, early = max(locks, key=_value), min(locks, key=_value)
+    late, early = (_extreme(locks), _extreme(locks, min)) if len(locks) >= 5 else (None, None)
+    if late is not None and early is not None:
         joined = "; ".join(_each(say, "agg_night_lock_each", locks))
         refs = [[late], [early], locks]
         ask("agg_night_lock", "night_lock", "household", locals(), rng.choice(adults), refs=refs)
@@ -122,11 +131,12 @@ def aggregation_drafts(
         evenings = [o for o in obs if _value(o) == "evening"]
         ask("agg_medication", "medication", person, locals(), refs=[mornings, evenings])
     for person, obs in _enough(stream, "homework", 3):
-        most = max(obs, key=_value)
+        if (most := _extreme(obs)) is None:
+            continue
         total = sum(map(_value, obs))
         ask("agg_homework", "homework", person, locals(), refs=[obs, [most]])
     for person, obs in _enough(stream, "resting_hr", 3):
-        if not any(o.source == "storyline" for o in obs):
-            lo, hi = min(obs, key=_value), max(obs, key=_value)
+        lo, hi = _extreme(obs, min), _extreme(obs)
+        if lo is not None and hi is not None and not any(o.source == "storyline" for o in obs):
             ask("agg_resting_hr", "resting_hr", person, locals(), refs=[[lo], [hi], obs])
     return out

@@ -51,6 +51,21 @@ def _value(o: Obs) -> Any:
     return o.facts["value"]
 
 
+def _mean(obs: list[Obs]) -> int:
+    """The records' mean value, rounded half up to a whole number (what a careful reader
+    computing it by hand would write)."""
+    total, n = sum(map(_value, obs)), len(obs)
+    return int((2 * total + n) // (2 * n))
+
+
+def _extreme(obs: list[Obs], pick: Any = max, key: Any = _value) -> Obs | None:
+    """The one record with the largest value (`pick=min`: the smallest), or None when two or
+    more share it: "which night was the longest" then has no single answer, so the question
+    is not asked."""
+    best = pick(obs, key=key)
+    return best if sum(1 for o in obs if key(o) == key(best)) == 1 else None
+
+
 def _each(say: Words, key: str, obs: list[Obs]) -> list[Any]:
     """Template `key` filled once per record `o`, with its day's name `weekday` and the
     figure its text `shown`."""

@@ -8,11 +8,12 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from eval.synth.drafts import _asked, _each, _enough, _facts, _shown, _value, _workouts
+from eval.synth.drafts import _asked, _each, _enough, _facts, _mean, _shown, _value, _workouts
 from eval.synth.episodes import WorldState
 from eval.synth.personas import Household
 from eval.synth.phrasing import hours_minutes
 from eval.synth.tables import Words
+from eval.synth.timewords import DAYS
 from eval.synth.world import Obs, QuestionDraft
 
 W = Words("questions")
@@ -100,6 +101,8 @@ def first_person_drafts(
     for person, obs in _enough(stream, "medication", 6):
         mornings = [o for o in obs if _value(o) == "morning"]
         evenings = [o for o in obs if _value(o) == "evening"]
+        every = len(mornings) == len(evenings) == len(DAYS)
+        verdict = say("fp_medication_verdict")["all" if every else "some"]
         ask("fp_medication", "medication", person, locals(), refs=[mornings, evenings])
     for person, obs in _enough(stream, "homework", 2):
         listing("fp_homework", "homework", person, obs)
@@ -107,8 +110,7 @@ def first_person_drafts(
         weekend = [o for o in obs if o.facts["day"] in (4, 5)]
         weekdays = [o for o in obs if o.facts["day"] not in (4, 5)]
         if len(weekend) == 2 and len(weekdays) >= 3:
-            wk = sum(map(_value, weekdays)) // len(weekdays)
-            we = sum(map(_value, weekend)) // 2
+            wk, we = _mean(weekdays), _mean(weekend)
             joined = ", ".join(hours_minutes(_value(o)) for o in weekend)
             shown, shown2 = map(_shown, weekend)
             ask("fp_sleep", "sleep", person, locals(), refs=[weekend, weekdays])
@@ -118,8 +120,7 @@ def first_person_drafts(
         weekend = [o for o in obs if o.facts["day"] in (5, 6)]
         weekdays = [o for o in obs if o.facts["day"] < 5]
         if len(weekend) == 2 and len(weekdays) >= 3:
-            wk = sum(map(_value, weekdays)) // len(weekdays)
-            we = sum(map(_value, weekend)) // 2
+            wk, we = _mean(weekdays), _mean(weekend)
             verdict = say("fp_screen_verdict")["more" if we > wk else "less" if we < wk else "same"]
             listing("fp_screen", "screen_time", person, weekend, locals(), refs=[weekdays])
     return out

@@ -2,9 +2,10 @@
 
 A watch samples a pulse, a phone reports where it is, the hallway sensor counts movement, the
 speaker hears someone talking, a light is turned up, the fridge door opens, a camera sees
-someone cross a room, a car is parked. A storyline's devices notice its happenings this way
-in passing (`episodes.ambient`), and the household's background leaves the same glimpses
-all day (`everyday_glimpse`, drawn among the incidental noise). Both word them through
+someone cross a room, a car is parked, someone unlocks the front door from inside. A
+storyline's devices notice its happenings this way in passing (`episodes.ambient`), and the
+household's background leaves the same glimpses all day (`everyday_glimpse`, drawn among the
+incidental noise). Both word them through
 `glimpse`, from `data/glimpses.json`, so a kind of observation reads the same whether or not
 a question is about it: the words cannot tell a storyline's glimpse from an everyday one.
 """
@@ -31,6 +32,7 @@ KINDS = (
     "fridge_door",
     "room_cam",
     "car_parked",
+    "door_inside",
 )
 """The kinds of glimpse, each a key of data/glimpses.json with `clauses` and a `gist`."""
 
@@ -101,6 +103,9 @@ def everyday_glimpse(em: Emitter, hh: Household, ts: datetime, day: int) -> None
         options.append(
             ("fridge_door", fridge, "device_status", [who], None, {"secs": r.randint(6, 40)})
         )
+        lock = hh.shared("smart_lock")
+        opened = {"who": who, "opened": ts, "mins": r.randint(2, 45)}
+        options.append(("door_inside", lock, "location", [who], None, opened))
         light = hh.shared("smart_light")
         if ts.hour >= 19 or ts.hour < 6:
             pct = r.choice([40, 60, 80, 100])

@@ -19,13 +19,17 @@ TABLE = load_table("paraphrase")
 OPENERS: list[str] = TABLE["OPENERS"]
 CLOSERS: list[str] = TABLE["CLOSERS"]
 SWAPS: list[list[str]] = TABLE["SWAPS"]
-LOWER_AFTER_COMMA = frozenset(TABLE["LOWER_AFTER_COMMA"])
 _FIRST_WORD = re.compile(r"[A-Za-z']+")
+_SENTENCE_END = (".", ":", "?", "!")
+_WEEKDAYS = frozenset(
+    ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+)
 
 
-def vary(text: str, rng: random.Random) -> str:
+def vary(text: str, rng: random.Random, names: frozenset[str] = frozenset()) -> str:
     """`text` with its interchangeable phrasings swapped, an opener and a closer, drawn from
-    `rng` (the same number of draws whatever the text)."""
+    `rng` (the same number of draws whatever the text); `names` (the household's people) keep
+    their capital after an opener that does not end a sentence."""
     for group in SWAPS:
         pick = rng.choice(group)
         for phrase in group:
@@ -34,7 +38,7 @@ def vary(text: str, rng: random.Random) -> str:
                 break
     opener, closer = rng.choice(OPENERS), rng.choice(CLOSERS)
     if opener:
-        text = opener + _after(opener, text)
+        text = opener + _after(opener, text, names)
     return text + closer if closer else text
 
 
@@ -54,12 +58,17 @@ def _replace(text: str, phrase: str, by: str) -> str:
     return text[:at] + by + text[at + len(phrase) :]
 
 
-def _after(opener: str, text: str) -> str:
-    """`text` as it continues `opener`: lower-cased after a comma when it starts with an
-    ordinary question word (never a name or 'I')."""
-    if not opener.rstrip().endswith(","):
+def _after(opener: str, text: str, names: frozenset[str] = frozenset()) -> str:
+    """`text` as it continues `opener`: unless the opener ends a sentence ("Quick question:"),
+    its first word loses the capital it had only for starting the question ("Okay, so how…",
+    "Hmm, putting…"), never a name, a weekday or 'I'."""
+    if opener.rstrip().endswith(_SENTENCE_END):
         return text
     word = _FIRST_WORD.match(text)
-    if word and word.group(0).lower() in LOWER_AFTER_COMMA:
-        return text[:1].lower() + text[1:]
-    return text
+    if word is None:
+        return text
+    first = word.group(0)
+    stem = first.split("'")[0]  # Mei's -> Mei
+    if stem in names or stem in _WEEKDAYS or stem == "I":
+        return text
+    return text[:1].lower() + text[1:]

@@ -41,7 +41,10 @@ WHOLE_EVENT_EVIDENCE = ("causal", "fusion")
 
 
 def _keys(
-    ref: View | StoryEvent | Obs, stories: dict[str, StoryEvent], widen: str | None
+    ref: View | StoryEvent | Obs,
+    stories: dict[str, StoryEvent],
+    widen: str | None,
+    named_only: bool = False,
 ) -> list[str]:
     if isinstance(ref, Obs):
         return [ref.key]
@@ -51,12 +54,25 @@ def _keys(
             return [ref.obs_key] if ref.obs_key else []
         views = [v for v in story.views if widen == "all" or not v.ambient or v is ref]
         return [v.obs_key for v in views if v.obs_key]
-    return [v.obs_key for v in ref.views if v.obs_key]
+    return [v.obs_key for v in _named(ref, named_only) if v.obs_key]
 
 
-def _chain(draft: QuestionDraft, stories: dict[str, StoryEvent]) -> list[str]:
-    """Named observations of every story event on the causal path the question asks about:
-    the ancestors of its latest referenced event that are not older than its earliest one."""
+def _named(story: StoryEvent, named_only: bool) -> list[View]:
+    """The views of a happening that an item resting on the whole happening cites. With
+    `named_only` (realistic) those its template named, not the pulse sample or Wi-Fi fix a
+    device logged in passing (`Ep.fill`), unless it has no other: such padding also made thin
+    questions pass the filter's evidence and device counts."""
+    if not named_only:
+        return story.views
+    return [v for v in story.views if not v.ambient] or story.views
+
+
+def _chain(
+    draft: QuestionDraft, stories: dict[str, StoryEvent], named_only: bool = False
+) -> list[str]:
+    """Observations of every story event on the causal path the question asks about (with
+    `named_only`, the named ones: `_named`): the ancestors of its latest referenced event that
+    are not older than its earliest one."""
     ids = {r.story_id for item in draft.checklist for r in item.refs if isinstance(r, View)}
     ids |= {r.story_id for item in draft.checklist for r in item.refs if isinstance(r, StoryEvent)}
     ids &= set(stories)
@@ -72,7 +88,7 @@ def _chain(draft: QuestionDraft, stories: dict[str, StoryEvent]) -> list[str]:
         chain.add(sid)
         todo += stories[sid].causes
     ordered = sorted(chain, key=lambda i: stories[i].ts)
-    return [v.obs_key for sid in ordered for v in stories[sid].views if v.obs_key]
+    return [v.obs_key for sid in ordered for v in _named(stories[sid], named_only) if v.obs_key]
 
 
 def _waking(ts: datetime, rng: random.Random) -> datetime:
@@ -96,17 +112,22 @@ def resolve(
         checklist: list[tuple[str, list[str]]] = []
         anchors: list[list[str]] = []
         widen = WIDEN.get(draft.category)
+        named_only = hh.realism != "legacy"
         for item in draft.checklist:
             keys = list(
                 dict.fromkeys(
-                    k for ref in item.refs for k in _keys(ref, stories, widen) if k in obs_by_key
+                    k
+                    for ref in item.refs
+                    for k in _keys(ref, stories, widen, named_only)
+                    if k in obs_by_key
                 )
             )
             checklist.append((item.item, keys))
             anchors.append(list(item.anchors))
         evidence = list(dict.fromkeys(k for _, keys in checklist for k in keys))
         if draft.category == "causal":
-            evidence += [k for k in _chain(draft, stories) if k in obs_by_key and k not in evidence]
+            chain = _chain(draft, stories, named_only)
+            evidence += [k for k in chain if k in obs_by_key and k not in evidence]
         if draft.category in WHOLE_EVENT_EVIDENCE and hh.realism == "legacy":
             touched = {
                 r.story_id
@@ -131,7 +152,8 @@ def resolve(
         plain = _fill(hh, draft, rng.choice(draft.texts), qtime, rng, stories, n)
         text = plain
         if hh.realism == "realistic":  # eval.synth.paraphrase: asked in many ways
-            text = vary(plain, random.Random(f"{hh.scenario_id}:{n}:paraphrase"))
+            names = frozenset(p.name for p in hh.people)
+            text = vary(plain, random.Random(f"{hh.scenario_id}:{n}:paraphrase"), names)
         device = hh.phone(draft.asker) if draft.asker in {p.name for p in hh.people} else None
         device = (
             device

@@ -20,8 +20,12 @@ askers would offer:
    one or two keep a scenario near the paper's size (about 100k tokens, legacy 122k).
 3. Gold evidence limited to what the checklist uses (`questions.resolve`): causal and fusion
    questions no longer add every ambient trace (a pulse reading, a phone on Wi-Fi) of each
-   happening they touch; evidence is the checklist's observations plus, for causal questions,
-   the named observations of the causal chain.
+   happening they touch, and an item resting on a whole happening cites what its template
+   named, not what a device logged in passing; evidence is the checklist's observations plus,
+   for causal questions, the named observations of the causal chain. The filter counts
+   evidence and devices, so it can keep other questions than legacy does (thin ones no longer
+   pass on padding), and the distractors aimed at them differ; the household's own events do
+   not.
 4. Questions without a time phrase (`eval.synth.asking`): a question about one storyline
    happening often says no time at all, or places it by another happening ("the day after
    the washing machine failed"), instead of a phrase whose window holds all of its evidence.

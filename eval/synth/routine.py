@@ -147,10 +147,13 @@ def _commute(em: Emitter, hh: Household, world: WorldState, p: Person, day: int)
 def _workout_text(kind: str, r: random.Random, m: int) -> tuple[str, str]:
     """(summary, noun) of a workout of `m` minutes; distance sports draw a pace per minute."""
     summary, noun = TABLE["WORKOUTS"][kind]
-    drawn: dict[str, float] = {}
+    drawn: dict[str, float | str] = {}
     if kind in ("running", "cycling", "walking"):
         lo, hi = {"running": (160, 190), "cycling": (330, 420), "walking": (85, 105)}[kind]
-        drawn["km"] = m * r.randint(lo, hi) // 1000 + 0.1 * r.randint(0, 9)
+        km = m * r.randint(lo, hi) // 1000 + 0.1 * r.randint(0, 9)
+        drawn["km"] = km
+        seconds = round(m * 60 / max(km, 0.1))
+        drawn["pace"] = f"{seconds // 60}:{seconds % 60:02d}"  # per km, as a watch shows it
     elif kind == "hiking":
         drawn["km"], drawn["climb"] = m * r.randint(60, 75) // 1000, r.randint(180, 520)
     elif kind == "swimming":

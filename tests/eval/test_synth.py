@@ -27,6 +27,7 @@ from eval.synth.timewords import at, when
 from eval.synth.world import Obs, Question, StoryEvent, View
 from memory.formats.memfusebench import DEVICE_CAPABILITIES
 from memory.formats.memfusebench_io import load, to_json
+from tests.support.synth_pairs import own_events, paired_questions
 
 
 @pytest.fixture(scope="module")
@@ -207,7 +208,9 @@ def test_size_targets_for_one_scenario(two):
     for events in st.events_per_scenario:
         assert 900 <= events <= 1800
     assert 50 <= st.questions_total / st.scenarios <= 70
-    assert st.mean_evidence_per_question >= 7
+    # the paper's questions cite 9.4 events; ours cite what their checklist uses, since passing
+    # traces (a pulse sample, a Wi-Fi fix) stopped counting as gold evidence (issue 26)
+    assert st.mean_evidence_per_question >= 5
     assert 60 <= sum(st.description_tokens_per_scenario) / st.scenarios / 1000 <= 140
     assert {"storyline", "routine", "periodic", "noise", "conflict", "adversarial"} <= set(
         st.events_by_source
@@ -490,12 +493,16 @@ def test_legacy_realism_stays_what_it_was(legacy_two, realistic_one):
     the generator's answer bugs were fixed (events and evidence were not touched), again when
     glimpses (eval.synth.glimpses) came to be worded from one pool in every mode, and when a
     watch's day step counts were made to agree (one curve per day, only figures changed) and
-    comparison answers began with their verdict (issue 26)."""
+    comparison answers began with their verdict (issue 26), and when the fever storyline came
+    to need a patient with school or work that day and a second adult, and an aggregation
+    with a tied extreme ("which night was the longest", two nights alike) stopped being asked
+    (issue 26's household and answer flaws), and when the background came to log what only
+    storylines had (a routine run's pace, a sleep record's awakenings, an inside unlock)."""
     import hashlib
 
     one = generate(1, seed=7, realism="legacy")
     digest = hashlib.sha256(to_json(one).encode()).hexdigest()
-    assert digest == "99d8bda159f70acdce6f09893fd900a564a8a6cefdccf72efa45a12f0c90c26d"
+    assert digest == "3f216f888487c1adfa94feebb19973bc056c703a41a0339cf575d956db6ee868"
     assert one.scenario_data[0] == legacy_two.scenario_data[0]
     assert generate(1, seed=7).scenario_data[0] == realistic_one.scenario_data[0]  # the default
 
@@ -557,23 +564,26 @@ def test_realistic_drops_sensor_boilerplate_and_keeps_the_facts(legacy_two, real
     piled = sum(bool(boiler.search(e.description)) for e in legacy.all_events())
     kept = sum(bool(boiler.search(e.description)) for e in real.all_events())
     assert piled > 0 and kept < 0.7 * piled  # one or two of the two to four drawn are written
-    # same events, same times and devices: only wording, tags and gold evidence differ
-    assert [(e.event_id, e.device, e.timestamp) for e in real.all_events()] == [
-        (e.event_id, e.device, e.timestamp) for e in legacy.all_events()
-    ]
+    # the household's own events, times and devices: only their wording and tags differ
+    old, new = own_events(legacy), own_events(real)
+    assert list(new) == list(old)
     shorter = 0
-    for a, b in zip(legacy.all_events(), real.all_events(), strict=True):
-        assert a.description.startswith(b.description)  # the first one or two details stay
-        shorter += len(b.description) < len(a.description)
-    assert shorter > len(real.all_events()) / 2
+    for moment, text in new.items():
+        assert old[moment].startswith(text)  # the first one or two details stay
+        shorter += len(text) < len(old[moment])
+    assert shorter > len(new) / 2
 
 
 def test_realistic_evidence_is_what_the_checklist_uses(legacy_two, realistic_one):
     legacy, real = legacy_two.scenario_data[0], realistic_one.scenario_data[0]
-    assert [q.question_id for q in real.questions] == [q.question_id for q in legacy.questions]
+    pairs = paired_questions(legacy, real)
+    assert len(pairs) >= 0.7 * len(real.questions)
+    was = {e.event_id: (e.device, e.timestamp) for e in legacy.all_events()}
+    now = {e.event_id: (e.device, e.timestamp) for e in real.all_events()}
     shrunk = 0
-    for old, new in zip(legacy.questions, real.questions, strict=True):
-        assert set(new.evidence_event_ids) <= set(old.evidence_event_ids)
+    for old, new in pairs:
+        cited = {now[i] for i in new.evidence_event_ids}
+        assert cited <= {was[i] for i in old.evidence_event_ids}
         used = {k for item in new.checklist for k in item.evidence_event_ids}
         assert used <= set(new.evidence_event_ids)
         if new.category == "fusion":

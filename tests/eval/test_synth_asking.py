@@ -13,6 +13,7 @@ from eval.synth import generate, stats
 from eval.synth.asking import PLACEHOLDER, realistic_placeholders
 from eval.synth.timewords import at
 from eval.synth.world import CheckDraft, QuestionDraft, StoryEvent, View
+from tests.support.synth_pairs import paired_questions
 
 
 def _story(sid: str, episode: str, ts: datetime, fact: str) -> StoryEvent:
@@ -100,16 +101,25 @@ def test_realistic_questions_often_carry_no_time_phrase(both):
 
 
 def test_the_time_mix_changes_wording_only(both):
-    """Times, evidence and the questions on recurring subjects stay as the legacy draws made
-    them: the asking and paraphrase streams are separate from the generator's."""
-    legacy, real = (b.scenario_data[0].questions for b in both)
-    assert [(q.question_id, q.question_time) for q in real] == [
-        (q.question_id, q.question_time) for q in legacy
-    ]
+    """The questions both realisms keep are asked by the same people about the same things:
+    the asking and paraphrase streams are separate from the generator's. (Realistic evidence
+    leaves out passing traces, which often came last, so about half the questions are asked a
+    little earlier; none before its evidence.)"""
+    pairs = paired_questions(*(b.scenario_data[0] for b in both))
+    assert len(pairs) >= 40
+    real_events = both[1].scenario_data[0].event_index()
+    for _, new in pairs:
+        assert new.question_time >= max(real_events[i].timestamp for i in new.evidence_event_ids)
     reworded = 0
-    for old, new in zip(legacy, real, strict=True):
+    for old, new in pairs:
         assert PLACEHOLDER.search(new.question) is None
-        if new.category == "conflict":  # no time phrase: only eval.synth.paraphrase varies it
-            assert SequenceMatcher(None, old.question, new.question).ratio() > 0.6
         reworded += new.question != old.question
     assert reworded >= 10
+    # a conflict question names no time phrase: its wording is one of its draft's texts, varied
+    # only by eval.synth.paraphrase (which text is drawn may differ between the realisms)
+    similar = [
+        SequenceMatcher(None, old.question, new.question).ratio() > 0.6
+        for old, new in pairs
+        if new.category == "conflict"
+    ]
+    assert sum(similar) >= len(similar) / 2

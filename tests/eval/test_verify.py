@@ -64,47 +64,74 @@ def unused_hallway(raw: dict[str, Any]) -> str:
     )
 
 
+def question_where(raw: dict[str, Any], field: str, text: str, category: str = "") -> str:
+    """The id of the first question whose `field` holds `text` (of `category`, if given):
+    the planted flaws find their questions by what they say, not by ids a generator change
+    moves."""
+    return next(
+        q["question_id"]
+        for q in questions(raw).values()
+        if text in q[field] and (not category or q["category"] == category)
+    )
+
+
+def targets(raw: dict[str, Any]) -> dict[str, str]:
+    """The questions the flaws are planted in, by role."""
+    return {
+        "figure": question_where(raw, "answer", "£96", "user_query"),
+        "stranger": question_where(raw, "answer", "woke up unwell", "causal"),
+        "self": question_where(raw, "answer", "You put them"),
+        "steps": question_where(raw, "answer", "watch counted", "conflict"),
+        "unused": question_where(raw, "question", "eggs left in the fridge"),
+        "yes_no": question_where(raw, "question", "living room was freezing", "conflict"),
+        "anchor": question_where(raw, "question", "Friday 15 May", "perspective"),
+    }
+
+
 def plant(raw: dict[str, Any]) -> dict[str, str]:
     """One flaw of each kind, in place; returns question id -> the kind planted there."""
-    qs, evs = questions(raw), events(raw)
+    qs, evs, at = questions(raw), events(raw), targets(raw)
     # (a) a figure no cited event holds
-    replace(qs["S1_Q033"], "answer", "£96", "£143")
+    replace(qs[at["figure"]], "answer", "£96", "£143")
     # (b) someone who does not live here, said to be at home
-    qs["S1_Q002"]["answer"] += " Gloria was at home with him all morning."
+    qs[at["stranger"]]["answer"] += " Gloria was at home with him all morning."
     # (c) a resident telling themselves
-    replace(qs["S1_Q036"], "answer", "You put them", "Raj told Raj that he had put them")
-    # (d) an earlier reading of Mei's watch on 13 May above the day total the question cites
+    replace(qs[at["self"]], "answer", "You put them", "Raj told Raj that he had put them")
+    # (d) an earlier reading of Mei's watch that day above the day total the question cites
+    total = re.search(r"watch counted ([\d,]+) steps", qs[at["steps"]]["answer"])
+    assert total is not None
     cited = next(
         evs[i]
-        for i in qs["S1_Q044"]["evidence_event_ids"]
-        if evs[i]["device"] == "watch_mei" and "12,934 steps" in evs[i]["description"]
+        for i in qs[at["steps"]]["evidence_event_ids"]
+        if evs[i]["device"] == "watch_mei" and total.group(1) in evs[i]["description"]
     )
+    higher = f"{int(total.group(1).replace(',', '')) + 832:,}"
     earlier = next(
         e
         for e in evs.values()
         if e["device"] == "watch_mei"
-        and e["timestamp"].startswith("2026-05-13")
+        and e["timestamp"][:10] == cited["timestamp"][:10]
         and e["timestamp"] < cited["timestamp"]
         and re.search(r"\d[\d,]* steps", e["description"])
         and not any(e["event_id"] in q["evidence_event_ids"] for q in qs.values())
     )
     earlier["description"] = re.sub(
-        r"\d[\d,]* steps", "14,344 steps", earlier["description"], count=1
+        r"\d[\d,]* steps", f"{higher} steps", earlier["description"], count=1
     )
     # (e) a cited event the answer makes no use of (the hallway sensor at night)
-    qs["S1_Q045"]["evidence_event_ids"].append(unused_hallway(raw))
-    # (f) a "when" question whose answer gives no time
-    qs["S1_Q047"]["answer"] = "There are two versions: the front-door lock and Mei disagree."
+    qs[at["unused"]]["evidence_event_ids"].append(unused_hallway(raw))
+    # (f) a yes/no question whose answer neither says yes or no
+    qs[at["yes_no"]]["answer"] = "The thermostat logged the living room that evening."
     # (g) a day the evidence does not lie on
-    replace(qs["S1_Q056"], "question", "Friday 15 May", "Tuesday 12 May")
+    replace(qs[at["anchor"]], "question", "Friday 15 May", "Tuesday 12 May")
     return {
-        "S1_Q033": "answer_unsupported",
-        "S1_Q002": "household_inconsistent",
-        "S1_Q036": "role_error",
-        "S1_Q044": "record_conflict",
-        "S1_Q045": "unused_evidence",
-        "S1_Q047": "unanswered",
-        "S1_Q056": "time_anchor_mismatch",
+        at["figure"]: "answer_unsupported",
+        at["stranger"]: "household_inconsistent",
+        at["self"]: "role_error",
+        at["steps"]: "record_conflict",
+        at["unused"]: "unused_evidence",
+        at["yes_no"]: "unanswered",
+        at["anchor"]: "time_anchor_mismatch",
     }
 
 
@@ -126,16 +153,21 @@ def planted(clean, tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     return write(clean, folder / "clean.json"), write(raw, folder / "planted.json"), kinds
 
 
-def test_every_planted_flaw_is_flagged_with_its_kind_and_nothing_else_is(planted):
+def test_every_planted_flaw_is_flagged_with_its_kind_and_nothing_else_is(planted, clean):
     clean_path, planted_path, kinds = planted
     before, after = flags(clean_path), flags(planted_path)
     for question_id, kind in kinds.items():
         assert (question_id, kind) in after, (question_id, kind)
         assert (question_id, kind) not in before, (question_id, kind)
     new = after - before
-    # the planted step reading also contradicts Mei's week of step totals (S1_Q032), which the
+    # the planted step reading also contradicts the weekly step questions, which the
     # clean file no longer does on its own
-    new -= {("S1_Q032", "record_conflict")}
+    weekly = {
+        q["question_id"]
+        for q in questions(clean).values()
+        if q["category"] == "user_aggregation" and "steps" in q["question"]
+    }
+    new -= {(question_id, "record_conflict") for question_id in weekly}
     assert {question_id for question_id, _ in new} <= set(kinds)
 
 
@@ -143,14 +175,15 @@ def test_each_verifier_names_what_it_found(planted, clean):
     _, planted_path, _ = planted
     bench = load_bench(planted_path)
     reasons = {(f.question_id, f.kind): f for s in bench.scenarios for f in verify_scenario(s)}
-    assert "'143'" in reasons["S1_Q033", "answer_unsupported"].reason
-    assert "Gloria" in reasons["S1_Q002", "household_inconsistent"].reason
-    assert "Raj told Raj" in reasons["S1_Q036", "role_error"].reason
-    assert "14,344" in reasons["S1_Q044", "record_conflict"].reason
-    assert reasons["S1_Q045", "unused_evidence"].event_ids == [unused_hallway(clean)]
-    assert "'when'" in reasons["S1_Q047", "unanswered"].reason
-    assert "Tue 12 May" in reasons["S1_Q056", "time_anchor_mismatch"].reason
-    assert "Raj loses the wallet" not in reasons["S1_Q056", "time_anchor_mismatch"].reason
+    at = targets(clean)
+    assert "'143'" in reasons[at["figure"], "answer_unsupported"].reason
+    assert "Gloria" in reasons[at["stranger"], "household_inconsistent"].reason
+    assert "Raj told Raj" in reasons[at["self"], "role_error"].reason
+    assert "steps" in reasons[at["steps"], "record_conflict"].reason
+    assert reasons[at["unused"], "unused_evidence"].event_ids == [unused_hallway(clean)]
+    assert "yes/no" in reasons[at["yes_no"], "unanswered"].reason
+    assert "Tue 12 May" in reasons[at["anchor"], "time_anchor_mismatch"].reason
+    assert "Raj loses the wallet" not in reasons[at["anchor"], "time_anchor_mismatch"].reason
 
 
 def test_a_retired_member_tied_to_the_departure_window_is_flagged(clean, tmp_path):
@@ -188,12 +221,13 @@ def test_the_corrected_file_verifies_clean_and_the_input_is_untouched(planted, c
     outcomes = {e["question_id"]: e for e in report["flagged_questions"]}
     for question_id, kind in kinds.items():
         assert kind in outcomes[question_id]["kinds"]
-    assert outcomes["S1_Q045"]["outcome"] == "revised"  # unused evidence: repaired by a rule
-    assert outcomes["S1_Q033"]["outcome"] == "dropped"
+    at = targets(clean)
+    assert outcomes[at["unused"]]["outcome"] == "revised"  # unused evidence: repaired by a rule
+    assert outcomes[at["figure"]]["outcome"] == "dropped"
     corrected = json.loads(Path(result.output_dataset).read_text(encoding="utf-8"))
     kept = questions(corrected)
-    assert unused_hallway(clean) not in kept["S1_Q045"]["evidence_event_ids"]
-    assert "S1_Q033" not in kept
+    assert unused_hallway(clean) not in kept[at["unused"]]["evidence_event_ids"]
+    assert at["figure"] not in kept
     assert len(kept) == report["questions"] - report["dropped"]
     assert report["by_kind"]["unused_evidence"]["revised"] >= 1
     assert "# Verification of" in Path(result.report_markdown).read_text(encoding="utf-8")
@@ -224,18 +258,32 @@ def test_a_locomo_file_is_verified_without_a_household(tmp_path):
 # ------------------------------------------------------------------ the LLM readers
 
 
-def small(clean: dict[str, Any], keep: list[str]) -> dict[str, Any]:
+def small(clean: dict[str, Any], keep: list[str], tmp_path: Path) -> dict[str, Any]:
+    """Only the `keep` questions, their evidence stripped of what the offline verifiers call
+    unused (so that only the scripted readers can flag them)."""
     raw = copy.deepcopy(clean)
     scenario = raw["scenario_data"][0]
     scenario["questions"] = [q for q in scenario["questions"] if q["question_id"] in keep]
+    bench = load_bench(write(raw, tmp_path / "unstripped.json"))
+    unused = {
+        f.question_id: set(f.event_ids)
+        for f in verify_scenario(bench.scenarios[0])
+        if f.kind == "unused_evidence"
+    }
+    for q in scenario["questions"]:
+        drop = unused.get(q["question_id"], set())
+        q["evidence_event_ids"] = [i for i in q["evidence_event_ids"] if i not in drop]
+        for item in q["checklist"]:
+            item["evidence_event_ids"] = [i for i in item["evidence_event_ids"] if i not in drop]
     return raw
 
 
 def test_a_reader_that_disagrees_flags_and_the_llm_correction_is_applied(clean, tmp_path):
     keep = ["S1_Q010", "S1_Q012", "S1_Q013"]
-    path = write(small(clean, keep), tmp_path / "three.json")
+    three = small(clean, keep, tmp_path)
+    path = write(three, tmp_path / "three.json")
     assert flags(path) == set()
-    target = questions(clean)["S1_Q010"]
+    target = questions(three)["S1_Q010"]
     revised = "Why did the house get cold on Sunday afternoon?"
 
     def read(answer: str) -> dict[str, str]:
@@ -274,7 +322,7 @@ def test_a_reader_that_disagrees_flags_and_the_llm_correction_is_applied(clean, 
 
 
 def test_an_unusable_correction_falls_back_to_the_offline_corrector(clean, tmp_path):
-    path = write(small(clean, ["S1_Q010"]), tmp_path / "one.json")
+    path = write(small(clean, ["S1_Q010"], tmp_path), tmp_path / "one.json")
     lm = DummyLM(
         [{"answer": "x", "cited_event_ids": "[]"}, {"agrees": "False", "reason": "differs"}]
         + [

@@ -296,9 +296,17 @@ class Ep:
         subject: str | None = None,
         moments: dict[str, datetime] | None = None,
     ) -> None:
-        """What each device made of one happening: one checklist item per observing device."""
+        """What each device made of one happening: one checklist item per observing device.
+        A pulse sample a wearable logged in passing is no account of the happening, so it is
+        not one of them (a phone placing someone, a camera seeing them, still are)."""
         self.fill(events)
-        views = [v for ev in events for v in ev.views]
+        passing = self.hh.realism != "legacy"  # legacy keeps what it wrote
+        views = [
+            v
+            for ev in events
+            for v in ev.views
+            if not (passing and v.ambient and v.modality == "health")
+        ]
         if len({v.device for v in views}) < 3:
             return
         by_device: dict[str, list[View]] = {}

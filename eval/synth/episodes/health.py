@@ -12,19 +12,27 @@ W = Words("episodes/health")
 
 @template("fever", span=3)
 def fever(ep: Ep) -> bool:
+    """Someone is kept home from school or work by a fever and another adult at home looks
+    after them: the story reports an absence, a morning without the usual departure and a
+    carer reading a thermometer, so it needs a patient who leaves for school or work that
+    weekday and a second adult (not a retiree "absent", not someone nursing themselves)."""
     hh, r = ep.hh, ep.r
-    kinds = ("child", "teen", "toddler", "adult", "elder")
-    p = ep.pick([q for q in hh.residents if q.kind in kinds])
+    d = max(1, min(ep.day0, 4))  # the evening before falls inside the week
+    kinds = ("child", "teen", "adult")
+    p = ep.pick(
+        [q for q in hh.residents if q.kind in kinds and q.work is not None and d in q.work_days]
+    )
     if p is None:
         return False
     P, x = p.name, p.pron
+    helper = ep.other_adult(P)
+    if helper is None:
+        return False
+    H = helper.name
     s = Storyline(ep, W.at("fever"), "illness", P)
     say = s.say
-    helper = ep.other_adult(P)
-    H = helper.name if helper else P
-    d = max(1, min(ep.day0, 4))  # the evening before falls inside the week
     ep.plan.title = say("title", locals())
-    absent = say("absent", locals()) if H != P else say("absent_2", locals())
+    absent = say("absent", locals())
     ep.keep_home(P, d)
     ep.keep_home(H, d)
     temp1, temp2 = r.choice([38.4, 38.6, 38.9, 39.1]), r.choice([37.6, 37.8, 37.9])
@@ -45,7 +53,8 @@ def fever(ep: Ep) -> bool:
     e2 = ep.event(t2, [H, P], "kitchen", say("e2", locals()), causes=[e1])
     reported_to = "the school office" if p.kind != "adult" else f"{P}'s manager"
     msg = s.view(e2, hh.phone(H), "dialogue", "msg", locals(), people=[H, P])
-    s.view(e2, hh.laptop(H) or hh.laptop(P), "app_usage", "laptop_app_usage", offset=9)
+    if helper.kind == "adult":  # the carer's own working day moved home (not a retiree's)
+        s.view(e2, hh.laptop(H), "app_usage", "laptop_app_usage", offset=9)
     day_name = weekday(t2)
     lock = s.view(e2, hh.shared("smart_lock"), "location", "lock", locals(), offset=60)
     t3 = ep.jitter(d, 14, 0, 40)
