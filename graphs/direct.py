@@ -33,6 +33,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 from pydantic import BaseModel
 
+from memory.trusted import TrustedBuilder
+
 MAX_STEPS = 1000
 """A run longer than this is a routing bug (the fusion graph's longest is about 20 steps)."""
 
@@ -44,7 +46,7 @@ class _Step:
 
     name: str
     call: Callable[..., Any]
-    schema: type[BaseModel]
+    schema: TrustedBuilder[BaseModel]
     wants_runtime: bool
     then: str | None  # a fixed edge, or None when a router decides
     router: _Router | None
@@ -53,7 +55,7 @@ class _Step:
 @dataclass(frozen=True)
 class _Router:
     call: Callable[..., Any]
-    schema: type[BaseModel]
+    schema: TrustedBuilder[BaseModel]
     wants_runtime: bool
     ends: Mapping[Hashable, str] | None
 
@@ -83,7 +85,12 @@ class DirectRunner:
         builder = graph.builder
         self._state: type[BaseModel] = builder.state_schema
         self._input: type[BaseModel] = builder.input_schema
-        self._output: type[BaseModel] = builder.output_schema
+        self._output = TrustedBuilder[BaseModel](builder.output_schema)
+        builders: dict[type[BaseModel], TrustedBuilder[BaseModel]] = {}
+
+        def built(schema: type[BaseModel]) -> TrustedBuilder[BaseModel]:
+            return builders.setdefault(schema, TrustedBuilder(schema))
+
         self._reducers: dict[str, Callable[[Any, Any], Any]] = {}
         # every field present from the start: a node's input model is then built from values
         # alone (pydantic's model_construct inspects a default factory for each missing one)
@@ -118,13 +125,16 @@ class DirectRunner:
             for branch in branches.values():
                 route = _function_of(branch.path)
                 router = _Router(
-                    route, branch.input_schema or self._state, _wants_runtime(route), branch.ends
+                    route,
+                    built(branch.input_schema or self._state),
+                    _wants_runtime(route),
+                    branch.ends,
                 )
             call = _function_of(spec.runnable)
             self._steps[name] = _Step(
                 name,
                 call,
-                spec.input_schema or self._state,
+                built(spec.input_schema or self._state),
                 _wants_runtime(call),
                 fixed.get(name),
                 router,
@@ -145,9 +155,7 @@ class DirectRunner:
             self._apply(values, update or {})
             nxt = step.then if step.router is None else self._route(step.router, values, runtime)
             if nxt is None or nxt == END:  # a node without a way out ends the run, as in Pregel
-                return self._output.model_construct(
-                    **{k: v for k, v in values.items() if k in self._output.model_fields}
-                )
+                return self._output(**values)
             at = nxt
         raise RuntimeError(f"the graph ran {MAX_STEPS} steps without reaching its end")
 
@@ -155,10 +163,10 @@ class DirectRunner:
     def _arguments(
         callee: _Step | _Router, values: Mapping[str, Any], runtime: Runtime[Any]
     ) -> tuple[Any, ...]:
-        # model_construct: every value here is one a node returned typed, the validated
-        # input, or the field's default (a field not written yet, as in LangGraph)
-        fields = callee.schema.model_fields
-        state = callee.schema.model_construct(**{k: v for k, v in values.items() if k in fields})
+        # built as model_construct builds (memory.trusted): every value here is one a node
+        # returned typed, the validated input, or the field's default (a field not written
+        # yet, as in LangGraph); the schema picks its own fields from the run's values
+        state = callee.schema(**values)
         return (state, runtime) if callee.wants_runtime else (state,)
 
     def _route(self, router: _Router, values: Mapping[str, Any], runtime: Runtime[Any]) -> str:
