@@ -379,6 +379,8 @@ class VectorIndex(VectorTable):
                 "_kind",
                 "_start",
                 "_end",
+                "_zone_start",
+                "_zone_end",
                 "_text_fp",
                 "_chroma_count",
             ):

@@ -16,6 +16,7 @@ import pytest
 from memory.fusion.candidates import CandidateConfig, recent_span, retrieve_candidates
 from memory.models import Event, FusedNode
 from memory.store import MemoryStore
+from memory.vector_table import ZONE
 from tests.support.embedders import tiny_embedder
 
 START = datetime(2026, 5, 11)
@@ -56,11 +57,12 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, Memor
         store.close()
 
 
-def work(store: MemoryStore, event: Event, config: CandidateConfig) -> tuple[int, int]:
+def work(store: MemoryStore, event: Event, config: CandidateConfig) -> tuple[int, int, int]:
+    """Rows scored, ANN queries and rows filtered (kind and time read) for one event."""
     table = store._vectors
-    rows, ann = table.rows_scored, table.ann_queries
+    rows, ann, masked = table.rows_scored, table.ann_queries, table.rows_masked
     retrieve_candidates(store, event, config)
-    return table.rows_scored - rows, table.ann_queries - ann
+    return table.rows_scored - rows, table.ann_queries - ann, table.rows_masked - masked
 
 
 def test_the_dense_work_per_event_does_not_grow_with_the_memory(
@@ -74,6 +76,9 @@ def test_the_dense_work_per_event_does_not_grow_with_the_memory(
     assert small[1] == large[1] == 0  # exact scans only, never Chroma's index
     assert large[0] == small[0]  # the same rows at 4,800 events as at 1,200
     assert large[0] <= 2 * (100 + 100 // 40 + 8)  # the window's events and packs, twice
+    # the filters read the zones the window meets (memory.vector_table.ZONE rows each), not
+    # every row: two searches, each reading at most the last two zones
+    assert large[2] <= 2 * 2 * ZONE < 2 * len(stores[4800]._vectors)
 
 
 def test_a_memory_smaller_than_the_window_is_searched_whole(
