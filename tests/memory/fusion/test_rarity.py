@@ -39,3 +39,21 @@ def test_store_table_is_built_once_and_grows() -> None:
     store.add_events([E4, E5, E6, E7])
     table.add(E4)
     assert table.documents == 4 and table.df["towel"] == 1
+
+
+def test_the_token_cache_keeps_the_most_recent_events_and_answers_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("memory.fusion.rarity.TOKEN_CACHE", 4)
+    table = DocumentFrequency()
+    events = [
+        make_event(f"t{i}", "07:00", "phone", f"kettle {i} boiled, note {i % 3}", ["Zoe"])
+        for i in range(10)
+    ]
+    for event in events:
+        table.add(event)
+    assert list(table._tokens) == ["t6", "t7", "t8", "t9"]  # bounded, the oldest left first
+    assert table.documents == 10  # the counts keep every event
+    for event in events:  # an evicted event is tokenized again, to the same tokens
+        assert table.tokens(event) == frozenset(content_tokens(event))
+    assert len(table._tokens) == 4
