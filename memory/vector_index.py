@@ -54,7 +54,8 @@ class VectorIndexConfig(BaseModel):
         default=2.0,
         ge=1.0,
         description="Broad filtered queries fetch n·(all/admitted)·oversample unfiltered hits "
-        "and filter them in memory; Chroma's `where` is the fallback when too few pass.",
+        "and filter them in memory; an exact scan of the admitted rows is the fallback when "
+        "too few pass.",
     )
     max_fetch: int = Field(default=1000, ge=1, description="Cap on one unfiltered Chroma fetch.")
     flush_every: int = Field(
@@ -416,6 +417,8 @@ class VectorIndex(VectorTable):
             if admitted <= self.config.exact_scan_limit or self._chroma_count == 0:
                 return self._top(q, np.flatnonzero(mask), n)
             candidates = self._chroma_candidates(q, n, kind, between, mask, admitted)
+            if candidates is None:  # too few approximate hits pass the filter: scan exactly
+                return self._top(q, np.flatnonzero(mask), n)
             candidates.update(i for i, op in self._pending.items() if op == "upsert")
             slots = np.fromiter(
                 (s for i in candidates if (s := self._slot_of.get(i)) is not None and mask[s]),
@@ -431,11 +434,14 @@ class VectorIndex(VectorTable):
         between: tuple[datetime, datetime] | None,
         mask: np.ndarray,
         admitted: int,
-    ) -> set[str]:
-        """Ids worth rescoring: an unfiltered ANN fetch sized to the filter's selectivity, then
-        Chroma's `where` only if too few of those pass. Buffered updates and deletes leave that
-        many Chroma rows stale, so every fetch asks for that many extra rows; buffered new
-        nodes have no row there (the caller rescores them from memory)."""
+    ) -> set[str] | None:
+        """Ids worth rescoring: an unfiltered ANN fetch sized to the filter's selectivity;
+        None when too few of those pass the filter, and the caller scans the admitted rows
+        exactly instead. (Chroma's own `where` was the fallback: on 108k vectors, 8,300 of them
+        packs, it took 65 ms a pack search and 177 ms a month's events, p50, where the exact
+        scan of the admitted rows took 8 ms.) Buffered updates and deletes leave that many
+        Chroma rows stale, so every fetch asks for that many extra rows; buffered new nodes
+        have no row there (the caller rescores them from memory)."""
         stale = len(self._pending) - len(self._not_in_chroma)  # updated or deleted rows only
         ratio = len(self._slot_of) / admitted
         oversampled = math.ceil(n * ratio * (self.config.oversample if ratio > 1 else 1.0))
@@ -444,25 +450,11 @@ class VectorIndex(VectorTable):
         if fetch >= self._chroma_count or (kind is None and between is None):
             return ids  # unfiltered: at most `stale` of the fetched rows can fail
         passing = sum(1 for i in ids if (s := self._slot_of.get(i)) is not None and mask[s])
-        if passing >= n:
-            return ids
-        return ids | self._query_ids(
-            q, min(self._chroma_count, n + stale), self._where(kind, between)
-        )
+        return ids if passing >= n else None
 
-    def _query_ids(self, q: np.ndarray, n: int, where: dict[str, Any] | None = None) -> set[str]:
+    def _query_ids(self, q: np.ndarray, n: int) -> set[str]:
         self.ann_queries += 1
         got = self._col.query(
-            query_embeddings=q[None, :], n_results=max(n, 1), where=where, include=["distances"]
+            query_embeddings=q[None, :], n_results=max(n, 1), include=["distances"]
         )
         return set(got["ids"][0])
-
-    @staticmethod
-    def _where(kind: NodeKind | None, between: tuple[datetime, datetime] | None) -> dict[str, Any]:
-        conditions: list[dict[str, Any]] = []
-        if kind is not None:
-            conditions.append({"kind": {"$eq": kind.value}})
-        if between is not None:
-            conditions.append({"ts": {"$lte": epoch_seconds(between[1])}})
-            conditions.append({"ts_end": {"$gte": epoch_seconds(between[0])}})
-        return conditions[0] if len(conditions) == 1 else {"$and": conditions}

@@ -381,7 +381,8 @@ DENSE_PATHS = {
     "exact": VectorIndexConfig(),  # small filtered sets are scored in memory
     "chroma": VectorIndexConfig(exact_scan_limit=0),  # every query goes through Chroma
     "chroma+buffered": VectorIndexConfig(exact_scan_limit=0),
-    "chroma+where": VectorIndexConfig(exact_scan_limit=0, max_fetch=1),  # forces `where`
+    # too few approximate hits pass the filter: the admitted rows are scanned exactly
+    "chroma+fallback": VectorIndexConfig(exact_scan_limit=0, max_fetch=1),
 }
 
 
@@ -395,7 +396,7 @@ def test_dense_search_filters_by_kind_and_time(
         store.flush()
     store.add_events(household[6:])  # "chroma+buffered": these wait in the write buffer
     store.put_fused(knee_pack(store))
-    if path in ("chroma", "chroma+where"):
+    if path in ("chroma", "chroma+fallback"):
         store.flush()
     query = store.embed_query("David knee ice pack injury")
 
@@ -415,6 +416,26 @@ def test_dense_search_filters_by_kind_and_time(
     late = (T0 + timedelta(hours=3), T0 + timedelta(hours=4))
     assert store.dense_search(query, 5, between=late) == []
     assert len(store.dense_search(query, 3, kind=NodeKind.EVENT)) == 3
+
+
+def test_a_filter_too_few_approximate_hits_pass_is_scanned_exactly(
+    open_store: Any, household: list[Event], hash_embedder: Any
+) -> None:
+    """One approximate fetch; when too few of its rows pass the kind/time filter, the rows the
+    filter admits are scored in memory (exactly), not asked of Chroma again."""
+    store = open_store(vector_config=VectorIndexConfig(exact_scan_limit=0, max_fetch=1))
+    store.add_events(household)
+    store.put_fused(knee_pack(store))
+    store.flush()
+    table = store._vectors
+    query = store.embed_query("David knee ice pack injury")
+    asked, scored = table.ann_queries, table.rows_scored
+    hits = store.dense_search(query, 3, kind=NodeKind.EVENT)
+    assert table.ann_queries - asked == 1
+    assert table.rows_scored - scored >= len(household)  # every admitted row, in memory
+    assert [i for i, _ in hits] == _brute_force(
+        store, hash_embedder, query, lambda i: not i.startswith("fused_")
+    )[:3]
 
 
 def test_dense_search_through_chroma_ignores_rows_not_yet_rewritten(
@@ -450,9 +471,9 @@ def test_buffered_new_nodes_do_not_widen_chroma_fetches(
     asked: list[int] = []
     real = VectorIndex._query_ids
 
-    def spy(self: VectorIndex, q: np.ndarray, n: int, where: Any = None) -> set[str]:
+    def spy(self: VectorIndex, q: np.ndarray, n: int) -> set[str]:
         asked.append(n)
-        return real(self, q, n, where)
+        return real(self, q, n)
 
     monkeypatch.setattr(VectorIndex, "_query_ids", spy)
     store = open_store(vector_config=VectorIndexConfig(exact_scan_limit=0))
