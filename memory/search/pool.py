@@ -26,6 +26,9 @@ from memory.search.scoring import (
     path_prior,
     window_boost,
 )
+from memory.trusted import TrustedBuilder
+
+_CANDIDATE = TrustedBuilder(Candidate)
 
 
 @dataclass
@@ -109,7 +112,7 @@ class Scorer:
                 rrf_weight=config.rrf_weight,
             )
         kind = NodeKind.FUSED if is_fused_id(node_id) else NodeKind.EVENT
-        return Candidate(
+        return _CANDIDATE(  # every value typed here (about 200 a question)
             node_id=node_id,
             kind=kind,
             score=score,
