@@ -1,13 +1,13 @@
-"""Pydantic models built from values that are already valid, at a tenth of `model_construct`'s
-cost.
+"""Pydantic models built from values that are already valid, at under a third of
+`model_construct`'s cost (5.3 µs against 17.8 µs a call, profiled in a fused ingest).
 
 Why: a fused ingest builds about thirty models per event from values that came typed out of
 validated models (candidate records from stored events, a graph node's input from the values
 other nodes returned). `BaseModel.model_construct` skips validation but still walks every
-field's aliases and default on each call; at a million events that walk was a tenth of the
-fusion time. `TrustedBuilder` does that walk once per model class and then only fills the
-dictionary — the instance it returns is the one `model_construct` returns (same `__dict__` in
-field order, same `model_fields_set`), which the tests check field by field.
+field's aliases and default on each call; that walk was a tenth of a fused event's time
+(profiled at 30k events). `TrustedBuilder` does the walk once per model class and then only
+fills the dictionary — the instance it returns is the one `model_construct` returns (same
+`__dict__` in field order, same `model_fields_set`), which the tests check field by field.
 
 Only plain models qualify (no aliases, no extra fields kept, no private attributes, no post-init
 hook); any other class is refused when the builder is made, so a new kind of model cannot
