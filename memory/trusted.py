@@ -40,8 +40,7 @@ class TrustedBuilder(Generic[M]):
         if cls.__pydantic_post_init__ or cls.__pydantic_root_model__:
             raise TypeError(f"{cls.__name__}: a post-init hook or a root model")
         self.cls = cls
-        self.fields = tuple(cls.model_fields)
-        self._known = frozenset(self.fields)
+        self._known = frozenset(cls.model_fields)
         self._defaults: list[tuple[str, Callable[[], Any] | None, Any]] = []
         for name, info in cls.model_fields.items():
             if info.alias is not None or info.validation_alias is not None:

@@ -414,10 +414,12 @@ class VectorIndex(VectorTable):
             admitted = int(mask.sum())
             if admitted == 0:
                 return []
-            if admitted <= self.config.exact_scan_limit or self._chroma_count == 0:
-                return self._top(q, np.flatnonzero(mask), n)
-            candidates = self._chroma_candidates(q, n, kind, between, mask, admitted)
-            if candidates is None:  # too few approximate hits pass the filter: scan exactly
+            narrow = admitted <= self.config.exact_scan_limit or self._chroma_count == 0
+            # a narrow filter, or one too few approximate hits pass (None): scanned exactly
+            candidates = (
+                None if narrow else self._chroma_candidates(q, n, kind, between, mask, admitted)
+            )
+            if candidates is None:
                 return self._top(q, np.flatnonzero(mask), n)
             candidates.update(i for i, op in self._pending.items() if op == "upsert")
             slots = np.fromiter(

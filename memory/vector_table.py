@@ -25,10 +25,10 @@ if TYPE_CHECKING:  # defined beside VectorIndex, which builds on this table
     from memory.vector_index import IndexedVector
 
 _KIND_CODE = {NodeKind.EVENT: 1, NodeKind.FUSED: 2}
+_CODE_KIND = {code: kind for kind, code in _KIND_CODE.items()}
 ZONE = 1024
 """Rows per zone of the time zone map: a time-window query reads the kind and time columns
 of the zones whose span meets the window only (see `VectorTable._mask`)."""
-_CODE_KIND = {code: kind for kind, code in _KIND_CODE.items()}
 
 
 def epoch_seconds(ts: datetime) -> float:
