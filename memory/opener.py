@@ -32,6 +32,7 @@ def embedding_config(settings: MemFuseSettings, data_dir: Path) -> EmbeddingConf
         model=settings.embedding_model,
         base_url=settings.embedding_base_url,
         api_key=settings.embedding_key(),
+        precision=settings.embedding_precision,
         cache_path=embedding_cache(data_dir),
     )
 

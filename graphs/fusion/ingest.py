@@ -10,11 +10,11 @@ Each event runs the graph's own nodes and routes in-process (`graphs.direct`): P
 per-step machinery cost more than the nodes themselves, and a bulk run uses none of it
 (`runtime="langgraph"` runs the same events through LangGraph; the tests compare the two).
 
-Single-text inference (each new or changed fused summary is embedded on its own) runs on one
-torch thread while the graph loop runs: on a small, busy machine a two-thread OpenMP pool
-spins against other processes and one short text took ~190 ms instead of ~35 ms (measured
-on the 2-core development box). Batch embedding of each chunk keeps the configured threads.
-numpy's BLAS is held to one thread for the graph loop for the same reason (`memory.blas`).
+Single-text inference (each new or changed fused summary is embedded on its own) runs on the
+torch thread count measured fastest at the time (`memory.embed_threads`: two threads on a
+quiet machine, one where a busy one makes a two-thread pool spin); batch embedding of each
+chunk keeps the configured threads. numpy's BLAS is held to one thread for the graph loop's
+small products (`memory.blas`).
 
 A batch is checked whole (ids, immutability, reserved prefixes) before its first chunk is
 written, so a bad record at its end never leaves its beginning stored and fused.

@@ -160,7 +160,7 @@ def test_make_embedder_defaults(tmp_path: Path) -> None:
 def test_torch_threads_sets_and_restores() -> None:
     import torch
 
-    from memory.embeddings import torch_threads
+    from memory.embed_threads import torch_threads
 
     before = torch.get_num_threads()
     with torch_threads(1):
@@ -168,3 +168,65 @@ def test_torch_threads_sets_and_restores() -> None:
     assert torch.get_num_threads() == before
     with torch_threads(None):
         assert torch.get_num_threads() == before
+
+
+_PRECISION_TEXTS = [
+    "David was limping after his run",
+    "The kitchen camera saw Mia pour cereal at 07:42 while the kettle boiled",
+    "Smart speaker: 'remind me to call grandma after dinner'",
+    "Front door lock engaged; hallway motion sensor idle for 40 minutes",
+    "Watch: heart rate 128 bpm during a 5.2 km jog along the canal",
+    "x",
+]
+
+
+def test_bfloat16_vectors_stay_within_a_hair_of_float32() -> None:
+    """One cache and one index serve both precisions: a text's vector under either is the
+    same direction to within cosine 0.999, and neighbours keep their order."""
+    exact = SentenceTransformerEmbedder(precision="float32").embed(_PRECISION_TEXTS)
+    fast = SentenceTransformerEmbedder(precision="bfloat16").embed(_PRECISION_TEXTS)
+    assert fast.dtype == np.float32 and fast.shape == exact.shape
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+    assert float(np.min(np.sum(exact * fast, axis=1))) > 0.999
+    order = np.argsort(-(exact @ exact[0]))[:3]
+    assert list(np.argsort(-(fast @ fast[0]))[:3]) == list(order)
+    # a batch and a single text agree under bfloat16 too (the cache stores whichever came first)
+    one_by_one = SentenceTransformerEmbedder(precision="bfloat16")
+    single = np.stack([one_by_one.embed([text])[0] for text in _PRECISION_TEXTS])
+    assert float(np.min(np.sum(single * fast, axis=1))) > 0.999
+
+
+def test_auto_precision_is_bfloat16_only_on_a_cpu_that_does_it_natively(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch
+
+    from memory import embeddings
+
+    assert embeddings.resolve_precision("float32", "cpu") == "float32"
+    assert embeddings.resolve_precision("bfloat16", "cuda") == "bfloat16"
+    assert embeddings.resolve_precision("auto", "cuda") == "float32"
+    for native in (True, False):
+        monkeypatch.setattr(embeddings, "cpu_bfloat16_native", lambda native=native: native)
+        assert embeddings.resolve_precision("auto", "cpu") == ("bfloat16" if native else "float32")
+    monkeypatch.undo()
+    expected = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    assert embeddings.cpu_bfloat16_native() is bool(expected)
+    with pytest.raises(ValueError, match="precision"):
+        EmbeddingConfig(precision="int8")  # type: ignore[arg-type]
+
+
+def test_the_settings_precision_reaches_the_embedder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory.opener import embedding_config
+    from memory.settings import MemFuseSettings
+
+    monkeypatch.setenv("MEMFUSE_EMBEDDING_PRECISION", "float32")
+    config = embedding_config(MemFuseSettings(), tmp_path)
+    assert config.precision == "float32"
+    embedder = make_embedder(config)
+    assert isinstance(embedder, CachedEmbedder)
+    assert isinstance(embedder.inner, SentenceTransformerEmbedder)
+    assert embedder.inner.precision == "float32"
+    assert MemFuseSettings.model_fields["embedding_precision"].default == "auto"
