@@ -48,8 +48,18 @@ class RetrievalContext(RunContext):
     followup_share: float = field(
         default=0.2,
         metadata=about(
-            "Share of the final context kept for what later rounds newly found (at least one "
-            "place when above 0); round 1's best events keep the rest."
+            "Share of the final context later rounds' finds may win from round 1 (at least "
+            "one place when above 0): each takes the last round-1 place still held only by "
+            "scoring above the event there (see followup_redundancy)."
+        ),
+    )
+    followup_redundancy: float = field(
+        default=0.5,
+        metadata=about(
+            "How a later find and the round-1 event it contests are compared: cosine to the "
+            "question less this times how near a copy each is of an event ranked above (0 "
+            "below cosine 0.8, 1 for an exact copy; see graphs.retrieval.admission). 0 = "
+            "similarity to the question alone."
         ),
     )
     backfill: Backfill = field(
@@ -77,6 +87,10 @@ class RetrievalContext(RunContext):
         if self.max_rounds < self.min_rounds:
             raise ConfigurationError(
                 f"max_rounds ({self.max_rounds}) must be at least min_rounds ({self.min_rounds})"
+            )
+        if not 0.0 <= self.followup_redundancy <= 1.0:
+            raise ConfigurationError(
+                f"followup_redundancy must be between 0 and 1, got {self.followup_redundancy}"
             )
         if self.backfill not in ("history", "score"):
             raise ConfigurationError(f"backfill must be history or score, got {self.backfill!r}")

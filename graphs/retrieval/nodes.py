@@ -10,10 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from graphs.resources import resources_for
+from graphs.retrieval.admission import QuestionRelevance
 from graphs.retrieval.context import RetrievalContext
 from graphs.retrieval.decisions import (
     OFFLINE_JUDGE,
@@ -35,7 +37,7 @@ from graphs.retrieval.planning import (
 )
 from graphs.retrieval.state import Judgement, PastQuestion, State
 from graphs.state import fresh_run, node
-from memory.errors import ConfigurationError
+from memory.errors import ConfigurationError, NodeNotFoundError
 from memory.models import is_fused_id
 from memory.read_request import ReadRequest, read_request
 from memory.retrieval import assemble_context, search
@@ -204,6 +206,25 @@ def judge_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, A
     return {"judgements": [judgement], "notes": notes, "decisions": [decision]}
 
 
+def question_relevance(
+    store: MemoryStoreAPI, question: str, context: RetrievalContext
+) -> QuestionRelevance | None:
+    """The scale later finds and round-1 events are compared on (`graphs.retrieval.admission`);
+    None for a blank question (nothing to compare with: the finds then go uncontested)."""
+    if not question.strip():
+        return None
+
+    def vector_of(node_id: str) -> np.ndarray | None:
+        try:
+            return store.vector(node_id)
+        except NodeNotFoundError:
+            return None
+
+    return QuestionRelevance(
+        store.embed_query(question), vector_of, redundancy=context.followup_redundancy
+    )
+
+
 @node
 def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]:
     """Final top-k (judged ids pinned, back-filled from the pool) → the reader's context;
@@ -220,6 +241,9 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         state.found,
         context.backfill,
         context.followup_slots(),
+        question_relevance(resources.view(request), request.question, context)
+        if state.round > 1
+        else None,
     )
     ranked = keep_reserved(ranked, state.guard_ids, k)  # round 1's guard, whatever was judged
     chosen = [state.candidates[i] for i in ranked]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from graphs.retrieval.admission import QuestionRelevance, admit_later_finds
 from graphs.retrieval.context import Backfill, RetrievalContext
 from graphs.retrieval.state import State
 from memory.models import NodeKind
@@ -94,15 +95,18 @@ def final_selection(
     found: dict[str, tuple[int, int]] | None = None,
     order: Backfill = "history",
     followup_slots: int = 0,
+    relevance: QuestionRelevance | None = None,
 ) -> list[str]:
     """The judged shortlist first, then the rest of the pool, cut to k event ids.
 
-    `history` back-fills in the order the searches found them: round 1's ranking keeps
-    k − `followup_slots` places, the later rounds' new finds (each round's best first) take
-    up to `followup_slots` places after them, and the rest of round 1 fills what is left.
-    Without those slots a later round could only ever add what round 1 left room for, which
-    is nothing: round 1 alone returns k events. `score` orders the rest by best score across
-    rounds (scores of different rounds answer different queries, so it measured worse).
+    `history` back-fills in the order the searches found them: round 1's ranking first, and
+    the later rounds' new finds take up to `followup_slots` of its last places — each by
+    beating the event there on `relevance` (`graphs.retrieval.admission`), or, without it,
+    uncontested (round 1 then keeps k − `followup_slots` places and the finds, each round's
+    best first, come after them). Without such places a later round could only ever add what
+    round 1 left room for, which is nothing: round 1 alone returns k events. `score` orders
+    the rest by best score across rounds (scores of different rounds answer different
+    queries, so it measured worse).
     """
     chosen = [i for i in dict.fromkeys(selected_ids) if i in candidates]
     taken = set(chosen)
@@ -112,6 +116,9 @@ def final_selection(
         rest.sort(key=lambda c: (*found.get(c.node_id, last), -c.score, c.node_id))
         first = [c.node_id for c in rest if found.get(c.node_id, last)[0] <= 1]
         later = [c.node_id for c in rest if found.get(c.node_id, last)[0] > 1]
+        if relevance is not None:
+            merged = [*chosen, *first]
+            return admit_later_finds(merged, later, k, followup_slots, relevance, len(chosen))[:k]
         keep = max(0, k - len(chosen) - min(followup_slots, len(later)))
         ranked = [*first[:keep], *later, *first[keep:]]
     else:

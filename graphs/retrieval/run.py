@@ -34,6 +34,7 @@ class ControllerOptions:
     policy: Policy = "auto"
     backfill: Backfill = "history"
     followup_share: float = 0.2
+    followup_redundancy: float = 0.5
     lm: Any = None
     settings: Any = None
 
@@ -48,6 +49,7 @@ class ControllerOptions:
             policy=self.policy,
             backfill=self.backfill,
             followup_share=self.followup_share,
+            followup_redundancy=self.followup_redundancy,
             store=store,
             lm=self.lm,
             settings=self.settings,

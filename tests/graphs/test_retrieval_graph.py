@@ -30,6 +30,7 @@ from graphs.retrieval.graph import builder, graph
 from graphs.retrieval.planning import final_selection
 from graphs.retrieval.state import keep_best, keep_first
 from memfuse.settings import MemFuseSettings
+from memory.embeddings import Embedder, SentenceTransformerEmbedder
 from memory.errors import ConfigurationError, UnknownRecipeError
 from memory.models import Event
 from memory.records import Candidate, ExpansionTrace
@@ -135,9 +136,11 @@ def _reset_dspy() -> Iterator[None]:
         yield
 
 
-def open_with(folder: Path, rows: list[tuple[Any, ...]]) -> MemoryStore:
+def open_with(
+    folder: Path, rows: list[tuple[Any, ...]], embedder: Embedder | None = None
+) -> MemoryStore:
     """A real store holding one event per (id, time, device, modality, text, place, people)."""
-    opened = MemoryStore.open(folder, embedder=tiny_embedder())
+    opened = MemoryStore.open(folder, embedder=embedder or tiny_embedder())
     opened.add_events(
         [
             Event(
@@ -600,7 +603,10 @@ SMOKE_EVENING = [
 
 @pytest.fixture
 def smoke_store(tmp_path: Path) -> Iterator[MemoryStore]:
-    opened = open_with(tmp_path / "smoke", SMOKE_EVENING)
+    """On the default model (the bundled MiniLM): whether a later round's find may take a
+    place from round 1 is decided by meaning (`graphs.retrieval.admission`), which hashed
+    words do not measure."""
+    opened = open_with(tmp_path / "smoke", SMOKE_EVENING, SentenceTransformerEmbedder())
     yield opened
     opened.close()
 

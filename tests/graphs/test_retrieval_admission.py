@@ -1,0 +1,145 @@
+"""Later rounds' finds enter the final context only by beating the round-1 event they
+would displace, on similarity to the question less redundancy with what ranks above."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphs.retrieval.admission import QuestionRelevance, admit_later_finds
+from graphs.retrieval.planning import final_selection
+from memory.records import Candidate, ExpansionTrace
+
+
+def unit(*xs: float) -> np.ndarray:
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def relevance(vectors: dict[str, np.ndarray], redundancy: float) -> QuestionRelevance:
+    return QuestionRelevance(unit(1, 0, 0), vectors.get, redundancy=redundancy)
+
+
+# the question is the x axis; "copy" is a near-copy of "r1"; "cause" points elsewhere
+VECTORS = {
+    "r1": unit(0.8, 0.6, 0.0),
+    "r2": unit(0.6, 0.8, 0.0),
+    "copy": unit(0.8, 0.6, 0.01),
+    "cause": unit(0.45, 0.0, 0.89),
+    "weak": unit(0.1, 0.0, 0.99),
+    "close": unit(0.95, 0.0, 0.31),
+}
+
+
+def test_a_find_takes_the_last_place_only_by_beating_its_holder() -> None:
+    plain = relevance(VECTORS, 0.0)
+    # "close" (0.95 to the question) beats "r2" (0.6): it takes r2's place, r2 follows
+    assert admit_later_finds(["r1", "r2"], ["close"], 2, 1, plain) == ["r1", "close", "r2"]
+    # "weak" (0.1) does not: round 1 keeps its places, the find is left out, last
+    assert admit_later_finds(["r1", "r2"], ["weak"], 2, 1, plain) == ["r1", "r2", "weak"]
+
+
+def test_a_near_copy_of_what_ranks_above_gives_way_to_a_distinct_find() -> None:
+    ranked = ["r1", "copy"]
+    # on similarity alone the copy (0.8) keeps its place against the cause (0.45) ...
+    assert admit_later_finds(ranked, ["cause"], 2, 1, relevance(VECTORS, 0.0))[:2] == ranked
+    # ... but it says nothing r1 does not: with redundancy counted, the cause wins
+    assert admit_later_finds(ranked, ["cause"], 2, 1, relevance(VECTORS, 0.6))[:2] == [
+        "r1",
+        "cause",
+    ]
+
+
+def test_slots_bound_the_places_won_and_judged_places_are_never_contested() -> None:
+    plain = relevance(VECTORS, 0.0)
+    finds = ["close", "r2"]  # 0.95 and 0.6 to the question; the holders: cause 0.45, weak 0.1
+    one = admit_later_finds(["r1", "weak", "cause"], finds, 3, 1, plain)
+    assert one[:3] == ["r1", "weak", "close"]
+    two = admit_later_finds(["r1", "weak", "cause"], finds, 3, 2, plain)
+    assert two[:3] == ["r1", "r2", "close"]
+    # the judge's picks (protected) are never contested, however weak
+    guarded = admit_later_finds(["weak", "cause"], finds, 2, 2, plain, protected=1)
+    assert guarded[:2] == ["weak", "close"]
+    assert admit_later_finds(["weak", "cause"], finds, 2, 2, plain, protected=2)[:2] == [
+        "weak",
+        "cause",
+    ]
+
+
+def test_free_places_are_filled_without_a_contest_and_unknown_vectors_never_move() -> None:
+    plain = relevance(VECTORS, 0.0)
+    # round 1 found one event for two places: the best find fills the other, uncontested
+    assert admit_later_finds(["r1"], ["weak", "ghost"], 2, 0, plain) == ["r1", "weak", "ghost"]
+    # a find the index has no vector for never wins; a holder without one never loses
+    assert admit_later_finds(["r1", "r2"], ["ghost"], 2, 1, plain)[:2] == ["r1", "r2"]
+    assert admit_later_finds(["r1", "ghost"], ["close"], 2, 1, plain)[:2] == ["r1", "ghost"]
+
+
+def _candidate(node_id: str) -> Candidate:
+    return Candidate(
+        node_id=node_id, kind="event", score=0.5, trace=ExpansionTrace(seed_id=node_id)
+    )
+
+
+def test_final_selection_runs_the_contest_after_the_judged_ids() -> None:
+    pool = {i: _candidate(i) for i in ["r1", "r2", "weak", "close"]}
+    found = {"weak": (1, 0), "r2": (1, 1), "r1": (1, 2), "close": (2, 0)}
+    plain = relevance(VECTORS, 0.0)
+    # the judge pinned r1; round 1's order follows; close (round 2) beats the last holder
+    assert final_selection(["r1"], pool, 3, found, "history", 1, plain) == ["r1", "weak", "close"]
+    # uncontested (no relevance): the old reserved share, whatever the find is worth
+    assert final_selection(["r1"], pool, 3, found, "history", 1) == ["r1", "weak", "close"]
+    weak_find = {"r1": (1, 0), "r2": (1, 1), "close": (1, 2), "weak": (2, 0)}
+    assert final_selection([], pool, 3, weak_find, "history", 1, plain) == ["r1", "r2", "close"]
+    assert final_selection([], pool, 3, weak_find, "history", 1) == ["r1", "r2", "weak"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_first=st.integers(0, 12),
+    n_later=st.integers(0, 8),
+    k=st.integers(1, 10),
+    slots=st.integers(0, 4),
+    protected=st.integers(0, 3),
+    redundancy=st.sampled_from([0.0, 0.25, 0.6, 1.0]),
+)
+def test_the_contest_keeps_every_id_once_and_only_better_finds_win(
+    seed: int,
+    n_first: int,
+    n_later: int,
+    k: int,
+    slots: int,
+    protected: int,
+    redundancy: float,
+) -> None:
+    """Whatever the vectors: every id comes back once; the protected places keep their ids;
+    beyond the free places, at most `slots` finds are in the first k; and each find won its
+    place with a higher value than the event it displaced, measured against the events
+    ranked above that place."""
+    rng = np.random.default_rng(seed)
+    first = [f"f{i}" for i in range(n_first)]
+    later = [f"l{i}" for i in range(n_later)]
+    vectors = {i: unit(*rng.normal(size=4)) for i in [*first, *later]}
+    rel = QuestionRelevance(unit(1, 0, 0, 0), vectors.get, redundancy=redundancy)
+    protected = min(protected, len(first), k)
+    out = admit_later_finds(first, later, k, slots, rel, protected)
+    assert sorted(out) == sorted([*first, *later])
+    head = out[:k]
+    assert head[:protected] == first[:protected]
+    free = max(0, k - len(first))
+    won = [i for i in head if i.startswith("l")]
+    assert len(won) <= free + slots
+    if free == 0:
+        displaced = out[k : k + len(won)]
+        # contest `step` was for place k-1-step; the places above it still held the events
+        # later contests displaced
+        for step, loser in enumerate(displaced):
+            position = k - 1 - step
+            winner = head[position]
+            assert winner.startswith("l") and loser.startswith("f"), step
+            above = list(head[:position])
+            for later_step in range(step + 1, len(displaced)):
+                above[k - 1 - later_step] = displaced[later_step]
+            assert rel.values([winner], above)[0] > rel.values([loser], above)[0]
