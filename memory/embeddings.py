@@ -8,6 +8,7 @@ alone does), so models load on the first `embed` and one copy is shared per proc
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -117,6 +118,7 @@ def bundled_model_path() -> Path:
     return path
 
 
+@functools.cache
 def cpu_bfloat16_native() -> bool:
     """Whether this CPU runs bfloat16 matrix products in hardware (AVX512-BF16 or AMX).
 
@@ -189,7 +191,8 @@ class SentenceTransformerEmbedder:
         if resolve_precision(self.precision, self.device) == "bfloat16":
             import torch
 
-            return torch.autocast(self.device, dtype=torch.bfloat16)
+            device_type = self.device.split(":", 1)[0]  # "cuda:1" autocasts as "cuda"
+            return torch.autocast(device_type, dtype=torch.bfloat16)
         return nullcontext()
 
     def _model(self) -> Any:

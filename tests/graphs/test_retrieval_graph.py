@@ -466,6 +466,8 @@ def test_context_validates_its_knobs() -> None:
         RetrievalContext(recipe="nope")
     with pytest.raises(ConfigurationError, match="k must be"):
         RetrievalContext(k=0)
+    with pytest.raises(ConfigurationError, match="followup_redundancy"):
+        RetrievalContext(followup_redundancy=1.5)
 
 
 def candidate(node_id: str, score: float) -> Candidate:
