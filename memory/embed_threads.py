@@ -2,14 +2,15 @@
 
 A handful of texts (a query, one fused summary) is latency-bound, and the right intra-op
 thread count depends on the machine's load, which changes under a running process: on the
-quiet 2-core development box one summary under bfloat16 took 12 ms on two threads and
-17 ms on one, and fusing the default benchmark cold took 102 s with two against 121 s with
-one (`memfuse bench --dataset D --systems memfuse` on a fresh data dir); with other
-processes busy, a two-thread OpenMP pool spins against them and one short text took
-~190 ms instead of ~35 ms on one thread. So the embedder keeps a running cost per thread
-count (seconds per character, the median of its last three calls), uses the cheaper one,
-and re-tries the other now and then to notice the machine changing. Which count runs changes speed
-only: the vectors are the same to float rounding.
+quiet 2-core development box one summary under bfloat16 took 12 ms on two threads and 17 ms
+on one; with other processes busy, a two-thread OpenMP pool spins against them and one short
+text took ~190 ms instead of ~35 ms on one thread. So the embedder keeps a running cost per
+thread count (seconds per character, the median of its last three calls), uses the cheaper
+one, and re-tries the other now and then to notice the machine changing. (What that saves a
+whole ingest was not measurable here: two cold `memfuse bench --systems memfuse` runs of the
+default benchmark read 102 s and 121 s with two threads mostly, the machine drifting by that
+much between runs.) Which count runs changes speed only: the vectors are the same to float
+rounding.
 """
 
 from __future__ import annotations
