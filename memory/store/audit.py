@@ -40,17 +40,22 @@ class AuditOutbox(StoreCore):
         )
 
     def _queue_plan_audit(self, db: BaseDatabase, plan_id: str, status: PlanStatus) -> None:
-        row = db.execute(
-            "SELECT event_id, payload FROM plan_log WHERE plan_id = ?", (plan_id,)
-        ).fetchone()
-        payload = json.loads(row[1]) if row else {}
-        ops = payload.get("ops", {}) if isinstance(payload, dict) else {}
+        memo = self._logged_plans.pop(plan_id, None)
+        if memo is None:  # logged by another process, or before a restart: read it back
+            row = db.execute(
+                "SELECT event_id, payload FROM plan_log WHERE plan_id = ?", (plan_id,)
+            ).fetchone()
+            payload = json.loads(row[1]) if row else {}
+            ops = payload.get("ops", {}) if isinstance(payload, dict) else {}
+            count = sum(int(n) for n in ops.values()) if isinstance(ops, dict) else 0
+            memo = (row[0] if row else None, count)
+        event_id, count = memo
         decided = audit_outbox.current().details.get("decided_by", "")
         self._queue_audit(
             db,
             "fusion_plan",
-            {"ops": sum(int(n) for n in ops.values()) if isinstance(ops, dict) else 0},
-            [i for i in (row[0] if row else None, plan_id) if i],
+            {"ops": count},
+            [i for i in (event_id, plan_id) if i],
             {"status": "accepted" if status == "done" else "rejected", "decided_by": decided},
         )
 

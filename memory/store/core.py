@@ -63,6 +63,10 @@ class StoreCore:
         self._lexical = LexicalIndex(bm25)
         self._temporal = TemporalIndex()
         self._closed = False
+        self._logged_plans: dict[str, tuple[str | None, int]] = {}
+        """Plan id → (event id, operation count) of plans this store logged and has not marked
+        yet: their audit entry is queued from here, without reading back and parsing the
+        logged payload (a fused node's full member list) once more for every plan."""
         self.open_repairs: dict[str, int] = {}
         """What opening had to repair in Chroma: deleted / embedded / retagged node counts."""
         self._seen_version = db.data_version()

@@ -39,7 +39,12 @@ class PlanLog(AuditOutbox):
                 "VALUES (?, ?, ?, 'pending', NULL, ?) ON CONFLICT DO NOTHING",
                 (plan_id, event_id, json.dumps(body, sort_keys=True), created),
             )
-            return cursor.rowcount == 1
+            logged = cursor.rowcount == 1
+        if logged:
+            ops = body.get("ops", {})
+            count = sum(int(n) for n in ops.values()) if isinstance(ops, dict) else 0
+            self._logged_plans[plan_id] = (event_id, count)
+        return logged
 
     def mark_plan(self, plan_id: str, status: PlanStatus, reason: str | None = None) -> None:
         if status not in _PLAN_STATUSES:

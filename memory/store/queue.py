@@ -20,7 +20,14 @@ class FusionQueue(StoreCore):
         return [row[0] for row in rows]
 
     def mark_fused(self, event_id: str) -> None:
-        """The event's fusion finished (a plan committed, rejected, or nothing to do)."""
+        """The event's fusion finished (a plan committed, rejected, or nothing to do). A plan's
+        commit already took its event off the queue (`PlanLog.mark_plan`): then only a read
+        is paid, not a second write transaction for every fused event."""
+        queued = self._db.execute(
+            "SELECT 1 FROM pending_fusion WHERE event_id = ?", (event_id,)
+        ).fetchone()
+        if queued is None:
+            return
         with self._db.transaction() as db:
             db.execute("DELETE FROM pending_fusion WHERE event_id = ?", (event_id,))
 

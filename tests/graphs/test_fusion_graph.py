@@ -26,6 +26,7 @@ from memory.fusion.commit import replay_pending
 from memory.fusion.ops import FusionPlan
 from memory.models import EdgeType, Event, FusedNode, NodeKind, parse_event
 from memory.store import MemoryStore
+from tests.support.counting import count_write_transactions
 from tests.support.embedders import KeywordEmbedder
 
 VOCAB = ["milk", "cereal", "spill", "table", "towel", "garden", "water", "plant"]
@@ -385,7 +386,11 @@ def test_ingest_offline_hand_computed(tmp_path: Path) -> None:
         namespace="default",
         policy_config={"causal_min_rarity": 0.5},
     )
+    begun = count_write_transactions(store)
     report = ingest_events(store, [E4, E3, E2, E1, E6], config=ctx, progress=False)
+    # the chunk's events stored and queued at once, then per event the plan logged and the
+    # plan committed (which takes the event off the queue): nothing written twice
+    assert begun() == 1 + 2 * 5
     assert (report.events, report.added, report.accepted, report.rejected) == (5, 5, 5, 0)
     assert report.ops == {"no_op": 2, "create_edge": 3, "create_fusion_node": 1}
     assert report.edges_added == {"causal": 3, "semantic": 4}

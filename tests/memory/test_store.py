@@ -22,6 +22,7 @@ from memory.errors import (
 from memory.models import Edge, EdgeType, Event, FusedNode, NodeKind, parse_events
 from memory.store import MemoryStore
 from memory.vector_index import VectorIndexConfig
+from tests.support.counting import count_write_transactions
 
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 
@@ -553,6 +554,30 @@ def test_plan_log(open_store: Any) -> None:
         store.mark_plan("p2", "finished")  # type: ignore[arg-type]
 
 
+def test_a_plan_audit_entry_is_the_same_marked_now_or_after_a_reopen(open_store: Any) -> None:
+    """The entry queued when a plan is marked names its event and plan and counts its
+    operations, whether the store that logged the plan marks it (from what it remembers) or
+    a reopened one does (reading the payload back, as a replay after a crash does)."""
+    store = open_store()
+    payload = {"ops": {"create_fusion_node": 1, "create_edge": 2}, "event_id": "e1"}
+    assert store.log_plan("p1", "e1", payload)
+    assert store.log_plan("p2", "e2", {**payload, "event_id": "e2"})
+    assert not store.log_plan("p1", "e1", {"ops": {"create_edge": 9}}), "first record wins"
+    store.mark_plan("p1", "done")
+    store.close()
+    reopened = open_store()
+    reopened.mark_plan("p2", "rejected", "member missing")
+    entries = [(q.op, q.args["counts"], q.args["ids"]) for q in reopened.audit_outbox()]
+    assert entries[-2:] == [
+        ("fusion_plan", {"ops": 3}, ["e1", "p1"]),
+        ("fusion_plan", {"ops": 3}, ["e2", "p2"]),
+    ]
+    assert [q.args["details"]["status"] for q in reopened.audit_outbox()[-2:]] == [
+        "accepted",
+        "rejected",
+    ]
+
+
 # --- recovery and configuration ----------------------------------------------------------
 
 
@@ -668,7 +693,9 @@ def test_the_fusion_queue_is_written_with_the_events_and_survives_reopen(
     store.add_events(household, pending=True)  # identical re-add: queues nothing new
     store.note_pending(later[0].event_id, "ConnectionError: endpoint down")
     store.mark_fused(later[1].event_id)
-    store.mark_fused(later[1].event_id)  # idempotent
+    begun = count_write_transactions(store)
+    store.mark_fused(later[1].event_id)  # idempotent: no longer queued, so nothing written
+    assert begun() == 0
     store.close()
     reopened = open_store()
     expected = [e.event_id for e in later if e.event_id != later[1].event_id]
