@@ -61,9 +61,19 @@ MEMFUSE_NO_AR = ControllerOptions(name="memfuse_no_ar", use_controller=False)  #
 MEMFUSE_NO_RC = ControllerOptions(name="memfuse_no_rc", use_constraints=False)  # queries only
 MEMFUSE_NO_GRAPH = ControllerOptions(name="memfuse_no_graph", recipe="memfuse_no_graph")
 MEMFUSE_NO_FUSION = ControllerOptions(name="memfuse_no_fusion", recipe="memfuse_no_fusion")
+# a variant, not an ablation: the guard's reserved slots from naive_rag's ranking (GuardConfig)
+MEMFUSE_DENSE_GUARD = ControllerOptions(name="memfuse_dense_guard", recipe="memfuse_dense_guard")
 
 ABLATIONS: dict[str, ControllerOptions] = {
-    o.name: o for o in (MEMFUSE, MEMFUSE_NO_AR, MEMFUSE_NO_RC, MEMFUSE_NO_GRAPH, MEMFUSE_NO_FUSION)
+    o.name: o
+    for o in (
+        MEMFUSE,
+        MEMFUSE_NO_AR,
+        MEMFUSE_NO_RC,
+        MEMFUSE_NO_GRAPH,
+        MEMFUSE_NO_FUSION,
+        MEMFUSE_DENSE_GUARD,
+    )
 }
 
 

@@ -81,8 +81,20 @@ class GuardConfig(BaseModel):
     depth: int = Field(
         default=30,
         ge=1,
-        description="Hits per unconstrained list (dense and BM25L over the asker's words): "
-        "hybrid's.",
+        description="Hits per unconstrained list (dense, and BM25L when `lexical`, over the "
+        "asker's words).",
+    )
+    lexical: bool = Field(
+        default=True,
+        description="Rank the reserved slots by the `hybrid` baseline's fusion of the dense and "
+        "BM25L lists; off, by the dense list alone (the `naive_rag` baseline's). On: on the "
+        "maintainers' held-out conversational benchmark hybrid beats naive_rag by 0.13 "
+        "(dev/README.md), and these slots carry memfuse there. Off (the `memfuse_dense_guard` "
+        "system) measured better on four of our five dev sources (`memfuse bench --suite "
+        "--systems memfuse,memfuse_dense_guard`, recall@20, on → off: conversation_dev 0.715 → "
+        "0.740, household_dev2 0.789 → 0.802, seed 7 0.422 → 0.432, seed 11 0.417 → 0.426) and "
+        "worse on household_dev (0.862 → 0.843); kept on because the one large held-out source "
+        "says the opposite, by far more.",
     )
     share_unconstrained: float = Field(
         default=0.6,
@@ -242,6 +254,9 @@ MEMFUSE_NO_GRAPH = SearchConfig(name="memfuse_no_graph", use_graph=False)  # no 
 MEMFUSE_NO_FUSION = SearchConfig(
     name="memfuse_no_fusion", use_fused=False
 )  # fused nodes ignored, edges kept
+MEMFUSE_DENSE_GUARD = SearchConfig(  # the guard's reserved slots ranked by dense hits alone
+    name="memfuse_dense_guard", guard=GuardConfig(lexical=False)
+)
 
 RECIPES: dict[str, SearchConfig] = {
     r.name: r
@@ -252,5 +267,6 @@ RECIPES: dict[str, SearchConfig] = {
         HYBRID_RRF,
         MEMFUSE_NO_GRAPH,
         MEMFUSE_NO_FUSION,
+        MEMFUSE_DENSE_GUARD,
     )
 }

@@ -48,7 +48,8 @@ def run_search(
 
     `question` is the asker's own words (default: the plan's focus): the guard's
     unconstrained lists search exactly them, so its reserved slots hold what plain hybrid
-    retrieval finds for the question (see `memory.search.guard`). `requester` (who asks)
+    retrieval (or dense, without `GuardConfig.lexical`) finds for the question (see
+    `memory.search.guard`). `requester` (who asks)
     gives the asker's own events the first turn when the plan asks to cover several people;
     `question_time` (when they ask) anchors the window prior. The caller hands in the store
     as the asker may read it then (`memory.access`: `memory.retrieval.search` does).
@@ -60,7 +61,7 @@ def run_search(
 
     lists = collect_seed_lists(cache, plan, config, query_vectors, window)
     guard_lists = (
-        unconstrained_lists(store, question or plan.focus, config.guard.depth)
+        unconstrained_lists(store, question or plan.focus, config.guard.depth, config.guard.lexical)
         if config.guard.enabled
         else {}
     )

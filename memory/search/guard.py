@@ -6,7 +6,8 @@ than a right one bought: on data our generator did not write, constrained MemFus
 below plain hybrid retrieval. So a share of the final slots is reserved, by
 construction, for the *unconstrained* ranking — reciprocal rank fusion of the dense and
 BM25L hits for the asker's own words (not the plan's rewritten focus), exactly the `hybrid`
-baseline's lists — and the plan's ranking fills the rest.
+baseline's lists, or the dense hits alone (`naive_rag`'s) with `GuardConfig.lexical` off —
+and the plan's ranking fills the rest.
 
 The reserved share shrinks as the planner grows surer: with no constraint applied it is
 ``share_unconstrained`` (the graph and fused packs still get the other slots), at

@@ -97,13 +97,16 @@ def collect_seed_lists(
     return lists
 
 
-def unconstrained_lists(store: MemoryStoreAPI, question: str, depth: int) -> dict[str, list[str]]:
-    """The guard's lists: the question's `depth` best dense events and BM25L events — the
-    `hybrid` baseline's lists, untouched by any plan."""
+def unconstrained_lists(
+    store: MemoryStoreAPI, question: str, depth: int, lexical: bool = True
+) -> dict[str, list[str]]:
+    """The guard's lists: the question's `depth` best dense events and, with `lexical`, its
+    BM25L events — the `hybrid` baseline's lists (the dense one alone is `naive_rag`'s),
+    untouched by any plan."""
     vector = np.asarray(store.embed_queries([question]), dtype=np.float32)[0]
     dense = store.dense_search(vector, depth, kind=NodeKind.EVENT)
-    lexical = store.lexical_search(question, depth, kind=NodeKind.EVENT)
-    return {
-        f"{DENSE_PREFIX}:0": [node_id for node_id, _ in dense],
-        BM25_LIST: [node_id for node_id, _ in lexical],
-    }
+    lists = {f"{DENSE_PREFIX}:0": [node_id for node_id, _ in dense]}
+    if lexical:
+        lexical_hits = store.lexical_search(question, depth, kind=NodeKind.EVENT)
+        lists[BM25_LIST] = [node_id for node_id, _ in lexical_hits]
+    return lists

@@ -34,6 +34,7 @@ from memory.embeddings import Embedder, SentenceTransformerEmbedder
 from memory.errors import ConfigurationError, UnknownRecipeError
 from memory.models import Event
 from memory.records import Candidate, ExpansionTrace
+from memory.search.config import RECIPES
 from memory.search.plan import RoundPlan
 from memory.store import MemoryStore
 from tests.support.embedders import tiny_embedder
@@ -397,11 +398,14 @@ def test_named_ablations() -> None:
         "memfuse_no_rc",
         "memfuse_no_graph",
         "memfuse_no_fusion",
+        "memfuse_dense_guard",
     }
     assert ABLATIONS["memfuse_no_ar"].use_controller is False
     assert ABLATIONS["memfuse_no_rc"].use_constraints is False
     assert ABLATIONS["memfuse_no_graph"].recipe == "memfuse_no_graph"
     assert ABLATIONS["memfuse_no_fusion"].recipe == "memfuse_no_fusion"
+    assert RECIPES[ABLATIONS["memfuse_dense_guard"].recipe].guard.lexical is False
+    assert RECIPES["memfuse"].guard.lexical is True  # the default: hybrid's reserved slots
     assert MEMFUSE.recipe == "memfuse" and MEMFUSE.use_controller and MEMFUSE.use_constraints
 
 

@@ -1,4 +1,5 @@
-"""The guard: whatever a plan asks for, the plain question's hybrid top stays in the result.
+"""The guard: whatever a plan asks for, the plain question's hybrid (or dense) top stays in the
+result.
 
 Properties over random stores and random plans (any window, any confidence, any mix of
 coverage / timeline / neighbour constraints), plus the pure slot arithmetic.
@@ -12,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.models import EdgeType
-from memory.retrieval import HYBRID_RRF, MEMFUSE_DEFAULT, RoundPlan, search
+from memory.retrieval import HYBRID_RRF, MEMFUSE_DEFAULT, NAIVE_RAG, RoundPlan, search
 from memory.search.config import GuardConfig
 from memory.search.engine import applied_confidence
 from memory.search.guard import guarded_order, keep_reserved, reserved_slots
@@ -158,17 +159,22 @@ def plans(draw: st.DrawFn, question: str) -> RoundPlan:
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), k=st.integers(4, 20))
-def test_any_plan_keeps_the_unconstrained_top(data: st.DataObject, k: int) -> None:
-    """Property: the plain question's hybrid top-R is always in the result, R ≥ 30 % of k."""
+@given(data=st.data(), k=st.integers(4, 20), lexical=st.booleans())
+def test_any_plan_keeps_the_unconstrained_top(data: st.DataObject, k: int, lexical: bool) -> None:
+    """Property: the plain question's top-R is always in the result, R ≥ 30 % of k — the
+    hybrid baseline's top with `lexical` (the default), the naive_rag baseline's without."""
     store = data.draw(stores())
     question = " ".join(data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)))
     plan = data.draw(plans(question))
-    config = MEMFUSE_DEFAULT.sized(k)
+    default = MEMFUSE_DEFAULT.sized(k)
+    config = default.model_copy(
+        update={"guard": default.guard.model_copy(update={"lexical": lexical})}
+    )
     result = search(store, plan, config, question=question)
-    hybrid = search(store, question, HYBRID_RRF.sized(config.guard.depth)).event_ids()
+    baseline = HYBRID_RRF if lexical else NAIVE_RAG
+    plain = search(store, question, baseline.sized(config.guard.depth)).event_ids()
     reserve = reserved_slots(k, applied_confidence(plan, config), config.guard)
     assert reserve >= -(-k * 3 // 10)
-    assert result.guard_ids == hybrid[:reserve]
-    assert set(hybrid[:reserve]) <= set(result.event_ids())
+    assert result.guard_ids == plain[:reserve]
+    assert set(plain[:reserve]) <= set(result.event_ids())
     assert len(result.event_ids()) == len(set(result.event_ids())) <= k
