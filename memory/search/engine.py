@@ -49,9 +49,9 @@ def run_search(
     `question` is the asker's own words (default: the plan's focus): the guard's
     unconstrained lists search exactly them, so its reserved slots hold what plain hybrid
     retrieval (or dense, without `GuardConfig.lexical`) finds for the question (see
-    `memory.search.guard`). `requester` (who asks)
-    gives the asker's own events the first turn when the plan asks to cover several people;
-    `question_time` (when they ask) anchors the window prior. The caller hands in the store
+    `memory.search.guard`). `requester` (who asks) gives the asker's own events the first
+    turn when the plan asks to cover several people; `question_time` (when they ask) anchors
+    the window prior. The caller hands in the store
     as the asker may read it then (`memory.access`: `memory.retrieval.search` does).
     """
     started = time.perf_counter()

@@ -17,6 +17,12 @@ from memory.store.core import StoreCore
 from memory.store_api import PlanStatus
 
 
+def plan_op_count(payload: Any) -> int:
+    """The operations a logged plan payload holds (its `ops` tally), 0 when it has none."""
+    ops = payload.get("ops", {}) if isinstance(payload, dict) else {}
+    return sum(int(n) for n in ops.values()) if isinstance(ops, dict) else 0
+
+
 class AuditOutbox(StoreCore):
     """Queues, lists and acknowledges the audit entries of committed changes."""
 
@@ -45,10 +51,7 @@ class AuditOutbox(StoreCore):
             row = db.execute(
                 "SELECT event_id, payload FROM plan_log WHERE plan_id = ?", (plan_id,)
             ).fetchone()
-            payload = json.loads(row[1]) if row else {}
-            ops = payload.get("ops", {}) if isinstance(payload, dict) else {}
-            count = sum(int(n) for n in ops.values()) if isinstance(ops, dict) else 0
-            memo = (row[0] if row else None, count)
+            memo = (row[0] if row else None, plan_op_count(json.loads(row[1]) if row else {}))
         event_id, count = memo
         decided = audit_outbox.current().details.get("decided_by", "")
         self._queue_audit(

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from memory.errors import NodeNotFoundError
 from memory.models import format_timestamp
-from memory.store.audit import AuditOutbox
+from memory.store.audit import AuditOutbox, plan_op_count
 from memory.store_api import PlanStatus
 
 _PLAN_STATUSES: tuple[PlanStatus, ...] = ("pending", "done", "rejected")
@@ -41,9 +41,7 @@ class PlanLog(AuditOutbox):
             )
             logged = cursor.rowcount == 1
         if logged:
-            ops = body.get("ops", {})
-            count = sum(int(n) for n in ops.values()) if isinstance(ops, dict) else 0
-            self._logged_plans[plan_id] = (event_id, count)
+            self._logged_plans[plan_id] = (event_id, plan_op_count(body))
         return logged
 
     def mark_plan(self, plan_id: str, status: PlanStatus, reason: str | None = None) -> None:
