@@ -247,7 +247,7 @@ class VectorIndex(VectorTable):
                 slots = [self._slot_of[i] for i in chunk]
                 self._col.upsert(
                     ids=chunk,
-                    embeddings=self._matrix[slots],
+                    embeddings=self._matrix.take(slots),
                     metadatas=[self._metadata(i, s) for i, s in zip(chunk, slots)],
                 )
             self._pending.clear()
@@ -312,7 +312,7 @@ class VectorIndex(VectorTable):
                 or self._end[slot] != epoch_seconds(end)
             ):
                 retag.append(
-                    IndexedVector(node_id, self._matrix[slot].copy(), kind, start, end, text)
+                    IndexedVector(node_id, self._matrix.row(slot).copy(), kind, start, end, text)
                 )
         if to_embed:
             vectors = embed([expected[i][3] for i in to_embed])
@@ -346,7 +346,7 @@ class VectorIndex(VectorTable):
             for node_id, slot in self._slot_of.items():
                 fresh._put(
                     node_id,
-                    self._matrix[slot].copy(),
+                    self._matrix.row(slot).copy(),
                     int(self._kind[slot]),
                     float(self._start[slot]),
                     float(self._end[slot]),
@@ -406,9 +406,9 @@ class VectorIndex(VectorTable):
             if n <= 0 or not self._slot_of:
                 return []
             q = np.asarray(query, dtype=np.float32).reshape(-1)
-            if q.shape[0] != self._matrix.shape[1]:
+            if q.shape[0] != self._matrix.dim:
                 raise ConfigurationError(
-                    f"query vector has dimension {q.shape[0]}, the index {self._matrix.shape[1]}"
+                    f"query vector has dimension {q.shape[0]}, the index {self._matrix.dim}"
                 )
             mask = self._mask(kind, between)
             admitted = int(mask.sum())

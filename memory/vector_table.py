@@ -20,6 +20,7 @@ import numpy as np
 
 from memory.errors import ConfigurationError
 from memory.models import NodeKind
+from memory.row_blocks import RowBlocks
 
 if TYPE_CHECKING:  # defined beside VectorIndex, which builds on this table
     from memory.vector_index import IndexedVector
@@ -49,7 +50,7 @@ class VectorTable:
         self._slot_of: dict[str, int] = {}
         self._ids: list[str | None] = []
         self._free: list[int] = []
-        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._matrix = RowBlocks()
         self._kind = np.zeros(0, dtype=np.int8)
         self._start = np.zeros(0, dtype=np.float64)
         self._end = np.zeros(0, dtype=np.float64)
@@ -78,16 +79,15 @@ class VectorTable:
 
     def get(self, node_id: str) -> np.ndarray | None:
         slot = self._slot_of.get(node_id)
-        return None if slot is None else self._matrix[slot]
+        return None if slot is None else self._matrix.row(slot)
 
     def _grow(self, dim: int) -> None:
-        if len(self._ids) < self._matrix.shape[0]:
+        if len(self._ids) < self._matrix.capacity and dim == self._matrix.dim:
             return
-        capacity = max(1024, 2 * self._matrix.shape[0])
-        matrix = np.zeros((capacity, dim), dtype=np.float32)
-        if self._matrix.shape[1] == dim:
-            matrix[: self._matrix.shape[0]] = self._matrix
-        self._matrix = matrix
+        self._matrix.reserve(len(self._ids) + 1, dim)
+        if self._kind.shape[0] >= self._matrix.capacity:
+            return
+        capacity = max(self._matrix.capacity, 2 * self._kind.shape[0])
         for name in ("_kind", "_start", "_end"):
             old = getattr(self, name)
             new = np.zeros(capacity, dtype=old.dtype)
@@ -103,10 +103,10 @@ class VectorTable:
     def _put(
         self, node_id: str, vector: np.ndarray, kind: int, start: float, end: float, text_fp: str
     ) -> None:
-        if self._matrix.shape[1] not in (0, vector.shape[0]):
+        if self._matrix.dim not in (0, vector.shape[0]):
             raise ConfigurationError(
                 f"vector of {node_id!r} has dimension {vector.shape[0]}, "
-                f"the index {self._matrix.shape[1]} (was the embedding model changed?)"
+                f"the index {self._matrix.dim} (was the embedding model changed?)"
             )
         slot = self._slot_of.get(node_id)
         if slot is None:
@@ -118,7 +118,7 @@ class VectorTable:
                 slot = len(self._ids)
                 self._ids.append(node_id)
             self._slot_of[node_id] = slot
-        self._matrix[slot] = vector
+        self._matrix.put(slot, vector)
         self._kind[slot] = kind
         self._start[slot] = start
         self._end[slot] = end
@@ -139,7 +139,7 @@ class VectorTable:
         if slot is None:
             return None
         return (
-            self._matrix[slot].copy(),
+            self._matrix.row(slot).copy(),
             int(self._kind[slot]),
             float(self._start[slot]),
             float(self._end[slot]),
@@ -255,14 +255,14 @@ class VectorTable:
         lo, hi = int(slots.min()), int(slots.max()) + 1
         if slots.size * 8 >= size and (hi - lo) * 2 >= size:
             self.rows_scored += size
-            sims: np.ndarray = (self._matrix[:size] @ query)[slots]
+            sims: np.ndarray = self._matrix.dot_range(query, 0, size)[slots]
             return sims
         if hi - lo <= slots.size * 8:
             self.rows_scored += hi - lo
-            ranged: np.ndarray = (self._matrix[lo:hi] @ query)[slots - lo]
+            ranged: np.ndarray = self._matrix.dot_range(query, lo, hi)[slots - lo]
             return ranged
         self.rows_scored += slots.size
-        gathered: np.ndarray = self._matrix[slots] @ query
+        gathered: np.ndarray = self._matrix.dot_rows(query, slots)
         return gathered
 
     def _top(self, query: np.ndarray, slots: np.ndarray, n: int) -> list[tuple[str, float]]:

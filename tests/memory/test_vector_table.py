@@ -82,7 +82,7 @@ def test_the_zone_map_admits_exactly_the_rows_a_full_scan_admits(
     expected = np.flatnonzero(_scan(table, kind, lo, hi))
     if expected.size:  # the top scores equal a full scan's (ties may order apart)
         query = _item(10**6, NodeKind.EVENT, 0, 0).vector
-        scanned = np.sort((table._matrix[: len(table._ids)] @ query)[expected])[::-1][:10]
+        scanned = np.sort(table._matrix.dot_range(query, 0, len(table._ids))[expected])[::-1][:10]
         found = table._top(query, np.flatnonzero(table._mask(kind, (lo, hi))), 10)
         assert np.allclose([s for _, s in found], scanned, atol=1e-6)
 
