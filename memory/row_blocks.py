@@ -60,13 +60,16 @@ class RowBlocks:
     def take(self, slots: np.ndarray | list[int]) -> np.ndarray:
         """The rows of `slots`, in their order (a copy)."""
         slots = np.asarray(slots, dtype=np.int64)
-        if len(self._blocks) == 1:
-            return self._blocks[0][slots]
+        if slots.size == 0:
+            return np.empty((0, self.dim), dtype=np.float32)
+        first, last = int(slots.min()) // self._block_rows, int(slots.max()) // self._block_rows
+        if first == last:  # the common case: one block (a small table, or recent rows)
+            return self._blocks[first][slots - first * self._block_rows]
         out = np.empty((slots.size, self.dim), dtype=np.float32)
         blocks = slots // self._block_rows
-        for b in np.unique(blocks):
+        for b in range(first, last + 1):
             here = blocks == b
-            out[here] = self._blocks[b][slots[here] % self._block_rows]
+            out[here] = self._blocks[b][slots[here] - b * self._block_rows]
         return out
 
     def dot_range(self, query: np.ndarray, lo: int, hi: int) -> np.ndarray:
