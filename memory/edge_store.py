@@ -240,6 +240,18 @@ class EdgeStore:
         first_seen = {code & _TYPE_MASK: 0 for code in codes}
         return [self._edge(c) for t in first_seen for c in codes if c & _TYPE_MASK == t]
 
+    def others(self, node_id: str, edge_type: EdgeType) -> list[str]:
+        """The far ends of `node_id`'s edges of one type, in `neighbors` order — without
+        building the edges (the fusion graph asks an event's packs ~25 times an event)."""
+        number = self._number.get(node_id)
+        codes = self._adj.get(number, ()) if number is not None else ()
+        wanted, out = _TYPE_CODE[edge_type], []
+        for code in codes:
+            if code & _TYPE_MASK == wanted:
+                src, dst = self._ends(code)
+                out.append(self._names[dst if src == number else src])
+        return out
+
     def counts(self) -> dict[str, int]:
         return {t.value: self._counts[t.value] for t in EdgeType}
 

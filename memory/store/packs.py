@@ -43,7 +43,7 @@ class FusedPacks(StoreCore):
 
     def fused_of(self, event_id: str) -> list[str]:
         """Fused nodes the event belongs to (sorted)."""
-        return sorted(e.dst for e in self._edges.neighbors(event_id, EdgeType.BELONG))
+        return sorted(self._edges.others(event_id, EdgeType.BELONG))
 
     def _check_fused(self, node: FusedNode) -> None:
         if not is_fused_id(node.node_id):

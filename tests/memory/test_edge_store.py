@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory.backends.sqlite import Database
 from memory.edge_store import EdgeStore
@@ -146,3 +148,66 @@ def test_after_commit_hooks_run_only_on_commit(db: Database) -> None:
     assert ran == ["outer", "inner"]
     with pytest.raises(RuntimeError, match="outside a transaction"):
         db.on_rollback(lambda: None)
+
+
+_NODES = ["a", "b", "c", "fused_x", "fused_y"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.booleans(),
+            st.sampled_from(_NODES),
+            st.sampled_from(_NODES),
+            st.sampled_from(list(EdgeType)),
+            st.floats(min_value=0.0, max_value=1.0),
+        ),
+        max_size=30,
+    )
+)
+def test_compact_adjacency_matches_a_plain_model(
+    tmp_path_factory: pytest.TempPathFactory,
+    ops: list[tuple[bool, str, str, EdgeType, float]],
+) -> None:
+    """The interned, int-coded adjacency answers exactly as a dict of `Edge` models would,
+    after any adds and removes, and again after a reload from SQL."""
+    database = Database(tmp_path_factory.mktemp("edges") / "edges.sqlite")
+    store = EdgeStore(database, KINDS.get)
+    model: dict[tuple[str, str, str], Edge] = {}
+    for adding, src, dst, edge_type, weight in ops:
+        edge = Edge(src=src, dst=dst, type=edge_type, weight=weight)
+        if adding:
+            try:
+                added = store.add(edge)
+            except (InvalidEdgeError, NodeNotFoundError):
+                continue
+            assert added == (edge.key() not in model)
+            model.setdefault(edge.key(), edge)
+        else:
+            assert store.remove(edge) == (model.pop(edge.key(), None) is not None)
+    for current in (store, EdgeStore(database, KINDS.get)):
+        assert len(current) == len(model)
+        assert sorted(rows(database)) == sorted(
+            (*_stored_ends(e), e.type.value, e.weight) for e in model.values()
+        )
+        for node in _NODES:
+            touching = {k for k in model if node in k[:2]}
+            assert {e.key() for e in current.neighbors(node)} == touching
+            for edge_type in EdgeType:
+                typed = current.neighbors(node, edge_type)
+                assert {e.key() for e in typed} == {k for k in touching if k[2] == edge_type}
+                assert current.others(node, edge_type) == [e.other(node) for e in typed]
+        for key, edge in model.items():
+            assert current.has(edge.dst, edge.src, edge.type) == (
+                edge.type == EdgeType.SEMANTIC or (edge.dst, edge.src, key[2]) in model
+            )
+            found = current.get(edge.src, edge.dst, edge.type)
+            assert found is not None and found.weight == edge.weight
+    database.close()
+
+
+def _stored_ends(edge: Edge) -> tuple[str, str]:
+    if edge.type == EdgeType.SEMANTIC:
+        return tuple(sorted((edge.src, edge.dst)))  # type: ignore[return-value]
+    return edge.src, edge.dst
