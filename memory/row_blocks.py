@@ -51,7 +51,8 @@ class RowBlocks:
     def row(self, slot: int) -> np.ndarray:
         """The row itself (a view: rows never move, so it stays valid)."""
         block, offset = self._at(slot)
-        return block[offset]
+        row: np.ndarray = block[offset]
+        return row
 
     def put(self, slot: int, vector: np.ndarray) -> None:
         block, offset = self._at(slot)
@@ -64,7 +65,8 @@ class RowBlocks:
             return np.empty((0, self.dim), dtype=np.float32)
         first, last = int(slots.min()) // self._block_rows, int(slots.max()) // self._block_rows
         if first == last:  # the common case: one block (a small table, or recent rows)
-            return self._blocks[first][slots - first * self._block_rows]
+            rows: np.ndarray = self._blocks[first][slots - first * self._block_rows]
+            return rows
         out = np.empty((slots.size, self.dim), dtype=np.float32)
         blocks = slots // self._block_rows
         for b in range(first, last + 1):
@@ -83,4 +85,5 @@ class RowBlocks:
 
     def dot_rows(self, query: np.ndarray, slots: np.ndarray) -> np.ndarray:
         """Each row of `slots` times `query`, in their order (the rows gathered first)."""
-        return self.take(slots) @ query
+        sims: np.ndarray = self.take(slots) @ query
+        return sims
