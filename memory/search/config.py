@@ -136,6 +136,17 @@ class SearchConfig(BaseModel):
     time_window_quota: int = Field(
         default=10, ge=1, description="Temporal seeds when the plan gives none."
     )
+    window_list_weight: float = Field(
+        default=3.0,
+        ge=0.0,
+        description="RRF weight of the time window's list when the plan asks for more of the "
+        "window's events than `time_window_quota` (a question about what happened over the "
+        "window: a count, a summary, a sequence). The dense lists are the question and its "
+        "rewrites, near-copies of one query that vote together, so with one vote the window's "
+        "list loses its events to what the rewrites agree on (seed 7, 'on how many days over "
+        "the past week…': all seven gold days in the window list's top 14, four of them at "
+        "RRF ranks 33-43, past the pool). 1 = an equal vote.",
+    )
     temporal_neighbor_keep: int = Field(
         default=6, ge=1, description="Neighbours kept when the plan gives none."
     )

@@ -25,6 +25,7 @@ from memory.search.pool import ScoredPool, Scorer, project
 from memory.search.rrf import fuse_lists
 from memory.search.scoring import specific_boost
 from memory.search.seeds import (
+    TEMPORAL_LIST,
     Window,
     active_window,
     collect_seed_lists,
@@ -65,7 +66,7 @@ def run_search(
         if config.guard.enabled
         else {}
     )
-    seeds = fuse_lists(lists, config.rrf_k, config.seed_pool)
+    seeds = fuse_lists(lists, config.rrf_k, config.seed_pool, _list_weights(plan, config))
     traces = expand(cache, seeds, config)
 
     scorer = Scorer(
@@ -107,6 +108,16 @@ def run_search(
         guard_ids=guard_ids,
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )
+
+
+def _list_weights(plan: RoundPlan, config: SearchConfig) -> dict[str, float]:
+    """The time window's list weighs `window_list_weight` when the plan asks for more of the
+    window's events than the recipe's default quota; every other list (and that one
+    otherwise) weighs 1."""
+    asked = plan.seed.time_window_quota
+    if asked is not None and asked > config.time_window_quota:
+        return {TEMPORAL_LIST: config.window_list_weight}
+    return {}
 
 
 def _window_bonus(

@@ -2,7 +2,9 @@
 
 RRF ignores the raw scores of each retriever (cosines and BM25L scores live on
 different scales) and rewards items that several retrievers rank high:
-r(x) = Σ_lists 1/(k + rank), ranks one-based. Pure functions, no store access.
+r(x) = Σ_lists w_list/(k + rank), ranks one-based, each list's weight 1 unless the caller
+weights it (the engine weights the time window's list when the plan asks for its events: see
+`SearchConfig.window_list_weight`). Pure functions, no store access.
 """
 
 from __future__ import annotations
@@ -20,10 +22,14 @@ class Seed:
     lists: tuple[str, ...]
 
 
-def rrf_scores(lists: Mapping[str, Sequence[str]], k: int) -> dict[str, float]:
-    """r(x) = Σ 1/(k + rank) over the lists containing x; a repeat inside one list counts once."""
+def rrf_scores(
+    lists: Mapping[str, Sequence[str]], k: int, weights: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """r(x) = Σ w/(k + rank) over the lists containing x (w: the list's weight in `weights`,
+    else 1); a repeat inside one list counts once."""
     scores: dict[str, float] = {}
-    for ranked in lists.values():
+    for name, ranked in lists.items():
+        weight = (weights or {}).get(name, 1.0)
         seen: set[str] = set()
         rank = 0
         for node_id in ranked:
@@ -31,17 +37,22 @@ def rrf_scores(lists: Mapping[str, Sequence[str]], k: int) -> dict[str, float]:
                 continue
             seen.add(node_id)
             rank += 1
-            scores[node_id] = scores.get(node_id, 0.0) + 1.0 / (k + rank)
+            scores[node_id] = scores.get(node_id, 0.0) + weight / (k + rank)
     return scores
 
 
-def fuse_lists(lists: Mapping[str, Sequence[str]], k: int, keep: int) -> list[Seed]:
-    """The `keep` best positive-score seeds, best first.
+def fuse_lists(
+    lists: Mapping[str, Sequence[str]],
+    k: int,
+    keep: int,
+    weights: Mapping[str, float] | None = None,
+) -> list[Seed]:
+    """The `keep` best positive-score seeds, best first (`weights`: as in `rrf_scores`).
 
     Ties (equal RRF sums) go to the item with the better single rank, then to the
     earlier list, then to the id, so the seed order never depends on dict order.
     """
-    scores = rrf_scores(lists, k)
+    scores = rrf_scores(lists, k, weights)
     members: dict[str, list[str]] = {}
     best_rank: dict[str, tuple[int, int]] = {}
     for list_index, (name, ranked) in enumerate(lists.items()):

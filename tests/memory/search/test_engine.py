@@ -11,7 +11,7 @@ from memory.models import EdgeType, NodeKind
 from memory.records import Candidate
 from memory.retrieval import MEMFUSE_DEFAULT, RoundPlan, search
 from memory.search.config import GuardConfig
-from memory.search.plan import TimeWindow
+from memory.search.plan import SeedQuotas, TimeWindow
 from memory.search.scoring import atomic_score
 
 from .fakes import FakeStore, make_event, unit
@@ -151,6 +151,50 @@ def test_time_window_only_hit_gets_the_time_window_prior(two_days: FakeStore) ->
     assert by_id["d1_fair"].prior == pytest.approx(0.08)
     # temporal list is ranked by cosine to the focus: d1_fair (0.707) before d1_poor (0)
     assert by_id["d1_poor"].rrf == pytest.approx(1 / 62)
+
+
+@pytest.mark.parametrize(
+    ("quota", "weight", "expected"),
+    [(None, 3.0, 1.0), (10, 3.0, 1.0), (15, 3.0, 3.0), (15, 1.0, 1.0), (25, 2.0, 2.0)],
+)
+def test_a_plan_asking_for_more_window_events_weights_the_window_list(
+    two_days: FakeStore, quota: int | None, weight: float, expected: float
+) -> None:
+    """The window's list votes `window_list_weight` in RRF only when the plan asks for more
+    of the window's events than the recipe's default quota (10)."""
+    plan = RoundPlan(
+        focus="walk",
+        bm25_query="walk",
+        time_window=window(0.8),
+        seed=SeedQuotas(time_window_quota=quota),
+    )
+    config = MEMFUSE_DEFAULT.with_(use_dense=False, use_graph=False, window_list_weight=weight)
+    by_id = {c.node_id: c for c in search(two_days, plan, config).candidates}
+    assert by_id["d1_poor"].trace.seed_lists == ["temporal"]
+    assert by_id["d1_poor"].rrf == pytest.approx(expected / 62)
+
+
+def test_a_weighted_window_list_lifts_its_event_past_the_pool_cut() -> None:
+    """Each of the four dense lists (the question and three rewrites) holds two day-2 events;
+    the window's list holds the day-1 event none of them finds. With one vote it ties the
+    dense lists' first places and loses the tie (a later list); weighted, it leads."""
+    store = FakeStore()
+    directions = [(1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)]
+    for index, (query, direction) in enumerate(zip(("walk", "a", "b", "c"), directions)):
+        store.set_query(query, unit(*direction))
+        near = tuple(0.9 * x + 0.1 for x in direction)
+        store.put_event(make_event(f"d2_{index}a", f"2025-01-02T0{index}:00"), unit(*direction))
+        store.put_event(make_event(f"d2_{index}b", f"2025-01-02T0{index}:30"), unit(*near))
+    store.put_event(make_event("d1_walk", "2025-01-01T09:00"), unit(0.5, 0.5, 0.5, 0.5))
+    plan = RoundPlan(
+        focus="walk",
+        semantic_queries=["a", "b", "c"],
+        time_window=window(0.8),
+        seed=SeedQuotas(time_window_quota=15),
+    )
+    config = NO_GUARD.with_(use_bm25=False, use_graph=False, dense_per_query=2, seed_pool=4)
+    assert search(store, plan, config).seeds[0] == "d1_walk"
+    assert "d1_walk" not in search(store, plan, config.with_(window_list_weight=1.0)).seeds
 
 
 def test_unconfident_window_is_ignored(two_days: FakeStore) -> None:

@@ -48,3 +48,13 @@ def test_seed_pool_keeps_only_the_best_30() -> None:
 
 def test_a_different_constant_changes_the_scores() -> None:
     assert rrf_scores({"x": ["a"]}, k=1)["a"] == pytest.approx(0.5)
+
+
+def test_a_weighted_list_counts_as_that_many_copies_of_it() -> None:
+    weighted = fuse_lists(LISTS, k=60, keep=30, weights={"bm25": 3.0})
+    copies = fuse_lists({**LISTS, "bm25_2": LISTS["bm25"], "bm25_3": LISTS["bm25"]}, k=60, keep=30)
+    assert [(s.node_id, pytest.approx(s.score)) for s in weighted] == [
+        (s.node_id, s.score) for s in copies
+    ]
+    assert weighted[0].node_id == "c"  # bm25's first, now worth three first places
+    assert rrf_scores(LISTS, k=60, weights={}) == rrf_scores(LISTS, k=60)
