@@ -148,14 +148,18 @@ def test_the_forget_survives_a_reopen(forgotten: Forgotten) -> None:
         assert again.stats().fused_nodes == forgotten.memory.store.stats().fused_nodes
 
 
-def test_retrieval_on_the_other_questions_is_unchanged(forgotten: Forgotten) -> None:
+def test_retrieval_on_the_other_questions_is_not_hurt(forgotten: Forgotten) -> None:
+    """Forgetting some questions' events must not cost the other questions their evidence.
+    Their recall may rise (the forgotten events were competitors in their windows: 0.317 →
+    0.367 on this fixture before the weighted window list, 0.286 → 0.341 with it), so only a
+    drop is bounded."""
     after = _recall(forgotten.memory, forgotten.questions)
     before = forgotten.recall_before
     assert len(before) >= 5
     mean_before = sum(before.values()) / len(before)
     mean_after = sum(after.values()) / len(after)
     print(f"\nrecall on {len(before)} untouched questions: {mean_before:.3f} → {mean_after:.3f}")
-    assert abs(mean_after - mean_before) <= 0.05
+    assert mean_after >= mean_before - 0.05
 
 
 def test_history_keeps_the_forget_without_the_id(forgotten: Forgotten) -> None:
