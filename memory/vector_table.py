@@ -1,5 +1,5 @@
-"""The dense index's in-memory side: every vector in one float32 matrix, and the writes
-Chroma has yet to get.
+"""The dense index's in-memory side: every vector in float32 rows (fixed blocks that growing never
+copies, `memory.row_blocks`), and the writes Chroma has yet to get.
 
 `VectorIndex` (memory.vector_index) scores every candidate from this table, never from Chroma,
 and answers a narrow query from it exactly. A write lands here at once (searchable at once,
