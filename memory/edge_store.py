@@ -31,6 +31,15 @@ _TYPE_MASK = (1 << _TYPE_BITS) - 1
 _NODE_MASK = (1 << _NODE_BITS) - 1
 
 
+def _encode(src: int, dst: int, edge_type: EdgeType) -> int:
+    """One int for an edge: its endpoints' numbers and its type."""
+    return (((src << _NODE_BITS) | dst) << _TYPE_BITS) | _TYPE_CODE[edge_type]
+
+
+def _type_of(code: int) -> EdgeType:
+    return _TYPES[code & _TYPE_MASK]
+
+
 def _ordered(src: str, dst: str, edge_type: EdgeType) -> tuple[str, str]:
     """The endpoints in stored order (a semantic edge is looked up in either order)."""
     return (dst, src) if edge_type == EdgeType.SEMANTIC and src > dst else (src, dst)
@@ -84,23 +93,22 @@ class EdgeStore:
 
     def _code(self, src: str, dst: str, edge_type: EdgeType) -> int:
         """The edge's code, interning its endpoints (for an edge being stored)."""
-        src_n, dst_n = self._intern(src), self._intern(dst)
-        return (((src_n << _NODE_BITS) | dst_n) << _TYPE_BITS) | _TYPE_CODE[edge_type]
+        return _encode(self._intern(src), self._intern(dst), edge_type)
 
     def _find(self, src: str, dst: str, edge_type: EdgeType) -> int | None:
         """The code of a stored edge (endpoints in stored order), or None."""
         src_n, dst_n = self._number.get(src), self._number.get(dst)
         if src_n is None or dst_n is None:
             return None
-        code = (((src_n << _NODE_BITS) | dst_n) << _TYPE_BITS) | _TYPE_CODE[edge_type]
+        code = _encode(src_n, dst_n, edge_type)
         return code if code in self._weight else None
 
     def _edge(self, code: int) -> Edge:
-        nodes = code >> _TYPE_BITS
+        src, dst = self._ends(code)
         return Edge.model_construct(
-            src=self._names[nodes >> _NODE_BITS],
-            dst=self._names[nodes & _NODE_MASK],
-            type=_TYPES[code & _TYPE_MASK],
+            src=self._names[src],
+            dst=self._names[dst],
+            type=_type_of(code),
             weight=self._weight[code],
         )
 
@@ -108,11 +116,16 @@ class EdgeStore:
         nodes = code >> _TYPE_BITS
         return nodes >> _NODE_BITS, nodes & _NODE_MASK
 
+    def _codes_of(self, node_id: str) -> tuple[int | None, list[int]]:
+        """The node's number (None if it never had an edge) and its edges' codes, in order."""
+        number = self._number.get(node_id)
+        return number, self._adj.get(number, []) if number is not None else []
+
     def _link(self, code: int, weight: float) -> None:
         self._weight[code] = weight
         for node in self._ends(code):
             self._adj.setdefault(node, []).append(code)
-        self._counts[_TYPES[code & _TYPE_MASK].value] += 1
+        self._counts[_type_of(code).value] += 1
 
     def _unlink(self, code: int) -> None:
         del self._weight[code]
@@ -121,7 +134,7 @@ class EdgeStore:
             codes.remove(code)
             if not codes:
                 del self._adj[node]
-        self._counts[_TYPES[code & _TYPE_MASK].value] -= 1
+        self._counts[_type_of(code).value] -= 1
 
     # --- validation -------------------------------------------------------------------
 
@@ -230,8 +243,7 @@ class EdgeStore:
     def neighbors(self, node_id: str, edge_type: EdgeType | None = None) -> list[Edge]:
         """Edges touching `node_id` in either direction, as stored (use Edge.other): by type
         in the order the node first met each type, then in the order they were stored."""
-        number = self._number.get(node_id)
-        codes = self._adj.get(number) if number is not None else None
+        _, codes = self._codes_of(node_id)
         if not codes:
             return []
         if edge_type is not None:
@@ -243,8 +255,7 @@ class EdgeStore:
     def others(self, node_id: str, edge_type: EdgeType) -> list[str]:
         """The far ends of `node_id`'s edges of one type, in `neighbors` order — without
         building the edges (the fusion graph asks an event's packs ~25 times an event)."""
-        number = self._number.get(node_id)
-        codes = self._adj.get(number, ()) if number is not None else ()
+        number, codes = self._codes_of(node_id)
         wanted, out = _TYPE_CODE[edge_type], []
         for code in codes:
             if code & _TYPE_MASK == wanted:
