@@ -1,8 +1,14 @@
 """Seed retrieval: the ranked lists that reciprocal rank fusion turns into seeds.
 
 Lists are named so that every seed can say who found it: ``dense:0`` is the focus
-query, ``dense:1…3`` its rewrites, ``bm25`` the lexical query, ``temporal`` the
-events of a confident time window ranked by cosine to the focus query.
+query, ``dense:1…3`` its rewrites, ``dense:packs`` the fused summaries nearest the focus
+query, ``bm25`` the lexical query, ``temporal`` the events of a confident time window
+ranked by cosine to the focus query.
+
+The dense lists of the question and its rewrites hold events only, and fused summaries
+come in one list of their own: a summary is written from many events and sits near many
+phrasings of a question, so in a shared ranking packs took 4–6 of each query's 10 places,
+and four near-copies of one query voted those packs above the atomic evidence.
 
 A time window never filters: the dense and lexical lists are the same with or without
 one, and the window only *adds* the ``temporal`` list (and, in scoring, a small prior).
@@ -28,6 +34,7 @@ Window = tuple[datetime, datetime]
 DENSE_PREFIX = "dense"
 BM25_LIST = "bm25"
 TEMPORAL_LIST = "temporal"
+PACK_LIST = f"{DENSE_PREFIX}:packs"
 
 
 def confident(confidence: float, config: SearchConfig) -> bool:
@@ -51,11 +58,11 @@ def seed_queries(plan: RoundPlan, config: SearchConfig) -> list[str]:
     return list(dict.fromkeys(queries))[: 1 + MAX_REWRITES]
 
 
-def dense_list(cache: StoreCache, vector: np.ndarray, config: SearchConfig) -> list[str]:
-    """One query's dense hits: events and (with fusion on) fused summaries in one ranking."""
-    kind = None if config.use_fused else NodeKind.EVENT
-    hits = cache.store.dense_search(vector, config.dense_per_query, kind=kind)
-    return [node_id for node_id, _ in hits]
+def dense_list(
+    cache: StoreCache, vector: np.ndarray, depth: int, kind: NodeKind = NodeKind.EVENT
+) -> list[str]:
+    """One query's `depth` best dense hits of one node kind."""
+    return [node_id for node_id, _ in cache.store.dense_search(vector, depth, kind=kind)]
 
 
 def lexical_list(cache: StoreCache, query: str, config: SearchConfig) -> list[str]:
@@ -88,7 +95,11 @@ def collect_seed_lists(
     lists: dict[str, list[str]] = {}
     if config.use_dense and query_vectors is not None:
         for index, vector in enumerate(query_vectors):
-            lists[f"{DENSE_PREFIX}:{index}"] = dense_list(cache, vector, config)
+            lists[f"{DENSE_PREFIX}:{index}"] = dense_list(cache, vector, config.dense_per_query)
+        if config.use_fused and config.pack_seeds:
+            lists[PACK_LIST] = dense_list(
+                cache, query_vectors[0], config.pack_seeds, NodeKind.FUSED
+            )
     if config.use_bm25:
         lists[BM25_LIST] = lexical_list(cache, plan.lexical_query(), config)
     if config.use_temporal and window is not None and query_vectors is not None:

@@ -19,7 +19,7 @@ from .fakes import FakeStore, make_event, unit
 # The guard (tests/memory/search/test_guard.py) is off: these tests check the engine's own
 # ranking, which the guard only tops up with the plain question's hybrid hits.
 NO_GUARD = MEMFUSE_DEFAULT.with_(guard=GuardConfig(enabled=False))
-NO_BM25 = NO_GUARD.with_(use_bm25=False, dense_per_query=2)
+NO_BM25 = NO_GUARD.with_(use_bm25=False, dense_per_query=1)
 
 
 def own_score(candidate: Candidate) -> float:
@@ -49,7 +49,8 @@ def pack_store() -> FakeStore:
 
 def test_scores_and_projection_match_hand_computation(pack_store: FakeStore) -> None:
     result = search(pack_store, "q", NO_BM25)
-    assert result.seeds == ["e1", "fused_F"]  # dense ranks 1 and 2
+    # rank 1 of the events' dense list and of the packs' list
+    assert result.seeds == ["e1", "fused_F"]
     assert result.event_ids() == ["e1", "m1", "m2"]
     e1, m1, m2 = result.candidates
     assert e1.score == pytest.approx(1.0 + 2 / 61 + 0.08)
@@ -58,7 +59,7 @@ def test_scores_and_projection_match_hand_computation(pack_store: FakeStore) -> 
     assert own_score(m1) == pytest.approx(0.6 * 0.7 + 0.03)
     assert own_score(m2) == pytest.approx(0.0 * 0.7 + 0.03)
     assert (m1.via_fused, m2.via_fused, e1.via_fused) == ("fused_F", "fused_F", None)
-    s_v = 0.8 + 2 / 62 + 0.08
+    s_v = 0.8 + 2 / 61 + 0.08
     s_pack = 0.40 * s_v + 0.35 * 0.45 + 0.15 * (0.45 + 0.03) / 2 + 0.10 * 1.0
     assert [f.node_id for f in result.fused] == ["fused_F"]
     assert result.fused[0].score == pytest.approx(s_pack)
@@ -67,11 +68,22 @@ def test_scores_and_projection_match_hand_computation(pack_store: FakeStore) -> 
     assert m1.score == m2.score == pytest.approx(s_pack)
 
 
+def test_packs_rank_in_a_list_of_their_own(pack_store: FakeStore) -> None:
+    """fused_F (cos 0.8) is nearer the question than m1 (0.6), but the question's dense list
+    holds events only: m1 keeps its place there and the pack seeds from `dense:packs`."""
+    result = search(pack_store, "q", NO_BM25.with_(dense_per_query=2, use_graph=False))
+    assert result.seeds == ["e1", "fused_F", "m1"]
+    assert [c.trace.seed_lists for c in result.candidates if c.node_id == "m1"] == [["dense:0"]]
+    no_packs = NO_BM25.with_(dense_per_query=2, pack_seeds=0, use_graph=False)
+    without = search(pack_store, "q", no_packs)
+    assert without.seeds == ["e1", "m1"] and without.fused == []
+
+
 def test_unreached_members_are_scored_one_belong_hop_beyond_the_pack(pack_store: FakeStore) -> None:
     result = search(pack_store, "q", NO_BM25.with_(use_graph=False))
     by_id = {c.node_id: c for c in result.candidates}
     assert own_score(by_id["m1"]) == pytest.approx(0.6 * 0.7 + 0.03)
-    assert by_id["m1"].trace.label() == "seed(dense:0) fused_F → ~belong"
+    assert by_id["m1"].trace.label() == "seed(dense:packs) fused_F → ~belong"
 
 
 def test_fused_member_cap_comes_from_the_context_budget(pack_store: FakeStore) -> None:
@@ -94,12 +106,12 @@ def test_top_k_truncates_the_projection(pack_store: FakeStore) -> None:
 def test_rewrites_are_separate_dense_lists(pack_store: FakeStore) -> None:
     pack_store.set_query("rewrite", unit(0, 0, 1, 0))
     plan = RoundPlan(focus="q", semantic_queries=["rewrite"])
-    result = search(pack_store, plan, NO_BM25.with_(dense_per_query=1))
+    result = search(pack_store, plan, NO_BM25.with_(pack_seeds=0))
     assert result.seeds == ["e1", "m2"]
     by_id = {c.node_id: c for c in result.candidates}
     assert by_id["m2"].trace.seed_lists == ["dense:1"]
     assert by_id["m2"].cosine == pytest.approx(1.0)  # best over focus and rewrite vectors
-    without = search(pack_store, plan, NO_BM25.with_(dense_per_query=1, use_rewrites=False))
+    without = search(pack_store, plan, NO_BM25.with_(pack_seeds=0, use_rewrites=False))
     assert without.seeds == ["e1"]
 
 

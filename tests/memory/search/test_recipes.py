@@ -80,7 +80,7 @@ def test_hybrid_is_dense_plus_bm25_rrf_without_graph(store: FakeStore) -> None:
 
 def test_memfuse_default_uses_graph_and_fusion(store: FakeStore) -> None:
     result = search(store, QUERY, MEMFUSE_DEFAULT.with_(top_k=60))  # deep enough to see hops
-    assert "neighbors" in store.calls and "dense:all" in store.calls
+    assert "neighbors" in store.calls and "dense:fused" in store.calls
     assert any(c.trace.distance > 0 for c in result.candidates)
     assert "fused_0" in result.seeds
 

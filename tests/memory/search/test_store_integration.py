@@ -90,14 +90,16 @@ def test_memfuse_search_walks_the_real_graph(store: object) -> None:
         use_bm25=False, dense_per_query=1, guard=GuardConfig(enabled=False)
     )
     result = search(store, "Ann morning run in the park", one_seed)
-    assert result.seeds == ["fused_run"]  # its summary is the closest text
+    # the closest event and, in the packs' own list, the closest summary
+    assert result.seeds == ["e1", "fused_run"]
     by_id = {c.node_id: c for c in result.candidates}
     assert set(by_id) == {"e1", "e2", "e3"}
     assert by_id["e1"].via_fused == "fused_run" and by_id["e2"].via_fused == "fused_run"
-    # e3 is reached from the pack's member e1 along the stored causal edge e1 -> e3
+    assert by_id["e2"].trace.label() == "seed(dense:packs) fused_run → ~belong"
+    # e3 is reached from e1 along the stored causal edge e1 -> e3
     path = [(step.edge, step.node_id, step.reverse) for step in by_id["e3"].trace.path]
-    assert path == [(EdgeType.BELONG, "e1", True), (EdgeType.CAUSAL, "e3", False)]
-    assert by_id["e3"].trace.seed_id == "fused_run" and by_id["e3"].prior == 0.04
+    assert path == [(EdgeType.CAUSAL, "e3", False)]
+    assert by_id["e3"].trace.seed_id == "e1" and by_id["e3"].prior == 0.04
     assert [f.node_id for f in result.fused] == ["fused_run"]
     scores = [c.score for c in result.candidates]
     assert scores == sorted(scores, reverse=True)  # no constraint on: the list is by score
