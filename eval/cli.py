@@ -342,6 +342,9 @@ def optimize(
 def show_question(
     dataset: Path = typer.Option(..., "--dataset"),
     index: int = typer.Option(0, "--index", min=0, help="Question number in the first scenario."),
+    question_id: str | None = typer.Option(
+        None, "--question", help="A question id, in any scenario (instead of --index)."
+    ),
     system: str = typer.Option("memfuse", "--system"),
     data_dir: Path | None = DataDir,
 ) -> None:
@@ -351,7 +354,14 @@ def show_question(
     from eval.systems import SYSTEMS
 
     choice("--system", system, tuple(SYSTEMS), "system")
-    run(dataset, index=index, system=system, data_dir=data_dir, out=console())
+    run(
+        dataset,
+        index=index,
+        question_id=question_id,
+        system=system,
+        data_dir=data_dir,
+        out=console(),
+    )
 
 
 @app.command("check-dataset")

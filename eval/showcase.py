@@ -8,6 +8,7 @@ found and how (which seed, which typed path).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -20,6 +21,7 @@ from memfuse.settings import load_settings
 from memory.embeddings import make_embedder
 from memory.errors import MemFuseError
 from memory.formats.loader import load_dataset
+from memory.formats.models import BenchQuestion, BenchScenario
 from memory.models import format_timestamp
 from memory.opener import embedding_config
 
@@ -28,20 +30,16 @@ def show_question(
     dataset_path: Path,
     *,
     index: int = 0,
+    question_id: str | None = None,
     system: str = "memfuse",
     data_dir: Path | None = None,
     k: int = 20,
     out: Console,
 ) -> float:
-    """Print one question of the first scenario with its context; returns its evidence recall."""
+    """Print one question with its context — the one named by `question_id` in any scenario,
+    else number `index` of the first — and return its evidence recall."""
     dataset = load_dataset(dataset_path)
-    scenario = dataset.scenarios[0]
-    if index >= len(scenario.questions):
-        raise MemFuseError(
-            f"--index {index}: scenario {scenario.scenario_id} has "
-            f"{len(scenario.questions)} questions"
-        )
-    question = scenario.questions[index]
+    scenario, question = _pick(dataset.scenarios, index, question_id)
     (chosen,) = resolve_systems([system])
     settings = load_settings(data_dir=data_dir)
     stores = data_dir or settings.data_dir
@@ -70,3 +68,21 @@ def show_question(
     if missing:
         out.print(f"[dim]gold evidence not retrieved: {', '.join(missing)}[/dim]")
     return recall
+
+
+def _pick(
+    scenarios: Sequence[BenchScenario], index: int, question_id: str | None
+) -> tuple[BenchScenario, BenchQuestion]:
+    if question_id is not None:
+        for scenario in scenarios:
+            for question in scenario.questions:
+                if question.question_id == question_id:
+                    return scenario, question
+        raise MemFuseError(f"--question {question_id!r}: no question with that id in the file")
+    scenario = scenarios[0]
+    if index >= len(scenario.questions):
+        raise MemFuseError(
+            f"--index {index}: scenario {scenario.scenario_id} has "
+            f"{len(scenario.questions)} questions"
+        )
+    return scenario, scenario.questions[index]
