@@ -80,7 +80,10 @@ answer the question.
   another device in the same room and minutes, a cause recorded earlier on another device),
   enable `next_plan.pivot` with the ids of the best evidence so far as `anchors`: the search
   then brings in new events close to them in time that share their place or people, and
-  searches again with their most distinctive words.
+  searches again with their most distinctive words. For a question over several days (a
+  count, a busiest or quietest day, a habit over the week) also set `pivot.series`: each
+  anchor's device is searched for the same kind of record near the same time of day on the
+  other days of the window.
 - On the final round, claim sufficiency only if all facets really are covered; still give
   the best selection.
 - `selected_ids` is an ordered priority shortlist of candidate ids (it need not reach top_k;

@@ -176,8 +176,14 @@ def pivot_anchors(evidence: list[EvidenceItem]) -> list[str]:
 
 
 def pivot_plan(question_plan: RoundPlan, anchors: list[str]) -> RoundPlan:
-    """The question's plan, pivoting on the anchors."""
-    pivot = EvidencePivot(enabled=True, anchors=anchors, confidence=PIVOT_CONFIDENCE)
+    """The question's plan, pivoting on the anchors; over a window of several days also on
+    their series (the same record on the other days)."""
+    pivot = EvidencePivot(
+        enabled=True,
+        anchors=anchors,
+        series=question_plan.time_window.over_days(CONFIDENT),
+        confidence=PIVOT_CONFIDENCE,
+    )
     return question_plan.model_copy(update={"pivot": pivot})
 
 

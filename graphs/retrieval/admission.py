@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 import numpy as np
 
@@ -45,12 +46,24 @@ class QuestionRelevance:
     """An event's unit vector, None when the index has none (it then never wins a place
     and never loses one)."""
     redundancy: float = 0.5
+    day_of: Callable[[str], date | None] | None = None
+    """An event's day, when copies count only within one day (None: across any days). The
+    same record on another day — the next day's step count or screen time — is news to a
+    question over several days, not a copy."""
     _vectors: dict[str, np.ndarray | None] = field(default_factory=dict, repr=False)
+    _days: dict[str, date | None] = field(default_factory=dict, repr=False)
 
     def vector(self, node_id: str) -> np.ndarray | None:
         if node_id not in self._vectors:
             self._vectors[node_id] = self.vector_of(node_id)
         return self._vectors[node_id]
+
+    def day(self, node_id: str) -> date | None:
+        if self.day_of is None:
+            return None
+        if node_id not in self._days:
+            self._days[node_id] = self.day_of(node_id)
+        return self._days[node_id]
 
     def similarity(self, node_id: str) -> float:
         vector = self.vector(node_id)
@@ -60,14 +73,18 @@ class QuestionRelevance:
         """Each id's similarity to the question, less `redundancy` × how near a copy it is of
         its closest event in `above` (one matrix product for all of them)."""
         vectors = [self.vector(i) for i in node_ids]
-        known = [v for v in map(self.vector, above) if v is not None]
-        present = [v for v in vectors if v is not None]
+        present = {i: v for i, v in zip(node_ids, vectors) if v is not None}
+        known = {i: v for i in above if (v := self.vector(i)) is not None}
         if not present:
             return [NO_VECTOR] * len(node_ids)
-        rows = np.stack(present)
+        rows = np.stack(list(present.values()))
         scores = rows @ self.question
         if known:
-            closest = np.max(rows @ np.stack(known).T, axis=1)
+            overlap = rows @ np.stack(list(known.values())).T
+            if self.day_of is not None:
+                same_day = [[self.day(r) == self.day(a) for a in known] for r in present]
+                overlap = np.where(np.array(same_day, dtype=bool), overlap, -1.0)
+            closest = np.max(overlap, axis=1)
             copy = np.clip((closest - NEAR_COPY) / (1.0 - NEAR_COPY), 0.0, 1.0)
             scores = scores - self.redundancy * copy
         found = iter(scores.tolist())

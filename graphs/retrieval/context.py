@@ -62,6 +62,17 @@ class RetrievalContext(RunContext):
             "similarity to the question alone."
         ),
     )
+    copies_within_day: bool = field(
+        default=True,
+        metadata=about(
+            "For a question over several days (the question plan's confident window is longer "
+            "than a day), count a later find as a copy only of events above it on the same "
+            "day: the same record on another day (a daily step count, screen time, sleep) is "
+            "news to it. Off, or for any other question = copies across any days (on the "
+            "conversations, day-scoped copies for every question let near-repeats from other "
+            "sessions in: 0.715 -> 0.707)."
+        ),
+    )
     backfill: Backfill = field(
         default="history",
         metadata=about(

@@ -7,7 +7,7 @@ Nodes are `(state, runtime) -> partial state` functions wrapped by `graphs.state
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -207,10 +207,12 @@ def judge_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, A
 
 
 def question_relevance(
-    store: MemoryStoreAPI, question: str, context: RetrievalContext
+    store: MemoryStoreAPI, question: str, context: RetrievalContext, over_days: bool = False
 ) -> QuestionRelevance | None:
     """The scale later finds and round-1 events are compared on (`graphs.retrieval.admission`);
-    None for a blank question (nothing to compare with: the finds then go uncontested)."""
+    None for a blank question (nothing to compare with: the finds then go uncontested).
+    `over_days`: the question is over several days, so copies count within a day (with
+    `copies_within_day`)."""
     if not question.strip():
         return None
 
@@ -220,8 +222,17 @@ def question_relevance(
         except NodeNotFoundError:
             return None
 
+    def day_of(node_id: str) -> date | None:
+        try:
+            return store.get_events([node_id])[0].timestamp.date()
+        except NodeNotFoundError:
+            return None
+
     return QuestionRelevance(
-        store.embed_query(question), vector_of, redundancy=context.followup_redundancy
+        store.embed_query(question),
+        vector_of,
+        redundancy=context.followup_redundancy,
+        day_of=day_of if context.copies_within_day and over_days else None,
     )
 
 
@@ -234,6 +245,10 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     resources = resources_for(context)
     k = request.k
     selected = state.judgements[-1].selected_ids if state.judgements else []
+    config = run_search_config(context, resources, k)
+    over_days = bool(state.plans) and state.plans[0].time_window.over_days(
+        config.constraint_confidence
+    )
     ranked = final_selection(
         selected,
         state.candidates,
@@ -241,7 +256,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         state.found,
         context.backfill,
         context.followup_slots(),
-        question_relevance(resources.view(request), request.question, context)
+        question_relevance(resources.view(request), request.question, context, over_days)
         if state.round > 1
         else None,
     )
@@ -254,7 +269,6 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         key=lambda c: (c.node_id not in pinned_fused, -c.score, c.node_id),
     )
     pinned = [*state.guard_ids, *(i for i in selected if i in set(ranked)), *pinned_fused]
-    config = run_search_config(context, resources, k)
     entries = (
         assemble_context(resources.view(request), chosen, fused, config.context, pinned_ids=pinned)
         if chosen or pinned

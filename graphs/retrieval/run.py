@@ -35,6 +35,7 @@ class ControllerOptions:
     backfill: Backfill = "history"
     followup_share: float = 0.2
     followup_redundancy: float = 0.5
+    copies_within_day: bool = True
     lm: Any = None
     settings: Any = None
 
@@ -50,6 +51,7 @@ class ControllerOptions:
             backfill=self.backfill,
             followup_share=self.followup_share,
             followup_redundancy=self.followup_redundancy,
+            copies_within_day=self.copies_within_day,
             store=store,
             lm=self.lm,
             settings=self.settings,

@@ -10,7 +10,14 @@ Two lists, each holding only events the caller does not hold yet, taken in turns
   distinctive words added — pseudo-relevance feedback, the words chosen by the lexical
   index's own idf, so boilerplate every sensor repeats is never chosen.
 
-Taking turns keeps either list from crowding out the other; which list found an event is in
+- **series** (when the pivot asks for it, for a question over several days): on each other
+  day of the plan's window, the anchor device's event nearest the anchor in text within
+  `series_minutes` of its time of day. A device that reports once a day (steps, screen
+  time, sleep, the door locked each evening) writes the same kind of record at about the
+  same time; the question's words find a day or two of them, and the rest sit among the
+  device's other logs that share its boilerplate.
+
+Taking turns keeps any list from crowding out the others; which list found an event is in
 its trace (`seed_lists`).
 """
 
@@ -30,11 +37,13 @@ from memory.search.config import SearchConfig
 from memory.search.engine import run_search
 from memory.search.plan import EvidencePivot, RoundPlan
 from memory.search.scoring import max_cosines
+from memory.search.seeds import active_window
 from memory.store_api import MemoryStoreAPI
 from memory.text import tokenize
 
 COLOCATED = "pivot:colocated"
 FEEDBACK = "pivot:feedback"
+SERIES = "pivot:series"
 FEEDBACK_ANCHORS = 3  # the feedback words come from the best few anchors only
 
 
@@ -94,6 +103,48 @@ def colocated(
     return [(event_id, anchor_of[event_id], cosine) for event_id, cosine in ranked]
 
 
+def series(
+    store: MemoryStoreAPI,
+    anchors: Sequence[Event],
+    window: tuple[datetime, datetime],
+    minutes: int,
+    query_vector: np.ndarray,
+    known: Collection[str],
+) -> list[tuple[str, str, float]]:
+    """(event id, anchor id, cosine to the question) of each anchor's record on the other
+    days of `window`: per anchor and day, the anchor device's new event within `minutes` of
+    the anchor's time of day with the highest cosine to the anchor; best cosine to the
+    question first."""
+    start, end = window
+    radius = timedelta(minutes=minutes)
+    cache = StoreCache(store)
+    anchor_of: dict[str, str] = {}
+    taken = {a.event_id for a in anchors} | set(known)
+    days = (end - start).days + 1
+    for anchor in anchors:
+        if not start <= anchor.timestamp <= end:
+            continue
+        anchor_vector = cache.vectors([anchor.event_id])[0]
+        for offset in range(-days, days + 1):
+            centre = anchor.timestamp + timedelta(days=offset)
+            low, high = max(centre - radius, start), min(centre + radius, end)
+            if offset == 0 or low > high:
+                continue
+            ids = [i for i in store.events_between(low, high) if i not in taken]
+            same = [e.event_id for e in cache.events(ids).values() if e.device == anchor.device]
+            if not same:
+                continue
+            cosines = cache.vectors(same) @ anchor_vector
+            best = max(range(len(same)), key=lambda j: (float(cosines[j]), same[j]))
+            anchor_of.setdefault(same[best], anchor.event_id)
+    ids = list(anchor_of)
+    if not ids:
+        return []
+    cosines = max_cosines(np.atleast_2d(query_vector), cache.vectors(ids))
+    ranked = sorted(zip(ids, map(float, cosines)), key=lambda item: (-item[1], item[0]))
+    return [(event_id, anchor_of[event_id], cosine) for event_id, cosine in ranked]
+
+
 def expanded(plan: RoundPlan, terms: list[str]) -> RoundPlan:
     """The plan with the feedback words as one more rewrite and in its lexical query."""
     words = " ".join(terms)
@@ -126,22 +177,30 @@ def pivot_candidates(
     question: str,
     query_vector: np.ndarray,
     known: Collection[str],
-) -> tuple[list[Candidate], list[str]]:
-    """The co-located candidates and the feedback words of one pivot (no search yet)."""
+    window: tuple[datetime, datetime] | None = None,
+) -> tuple[list[Candidate], list[Candidate], list[str]]:
+    """The co-located candidates, the series candidates (with `pivot.series` and a window)
+    and the feedback words of one pivot (no search yet)."""
     anchors = store.get_events([a for a in pivot.anchors if store.has_node(a)])
     terms = feedback_terms(store, anchors[:FEEDBACK_ANCHORS], question, pivot.terms)
     near = colocated(store, anchors, pivot.minutes, query_vector, known)
-    candidates = [
+    recurring: list[tuple[str, str, float]] = []
+    if pivot.series and window is not None:
+        recurring = series(store, anchors, window, pivot.series_minutes, query_vector, known)
+    return _candidates(near, COLOCATED), _candidates(recurring, SERIES), terms
+
+
+def _candidates(found: list[tuple[str, str, float]], seed_list: str) -> list[Candidate]:
+    return [
         Candidate(
             node_id=event_id,
             kind=NodeKind.EVENT,
             score=cosine,
             cosine=cosine,
-            trace=pivot_trace(anchor, COLOCATED),
+            trace=pivot_trace(anchor, seed_list),
         )
-        for event_id, anchor, cosine in near
+        for event_id, anchor, cosine in found
     ]
-    return candidates, terms
 
 
 def pivot_search(
@@ -154,7 +213,8 @@ def pivot_search(
     question_time: datetime | None = None,
     question: str | None = None,
 ) -> SearchHits:
-    """One pivot round: new co-located events and new feedback hits, in turns, at most k.
+    """One pivot round: new co-located events, series events and feedback hits, in turns, at
+    most k.
 
     The feedback search runs only when the anchors have words to add: without them it would
     repeat the question's own search, which can add nothing."""
@@ -164,7 +224,8 @@ def pivot_search(
     started = time.perf_counter()
     asked = question or plan.focus
     query_vector = np.asarray(store.embed_query(asked), dtype=np.float32)
-    near, terms = pivot_candidates(store, pivot, asked, query_vector, known)
+    window = active_window(plan, config)
+    near, recurring, terms = pivot_candidates(store, pivot, asked, query_vector, known, window)
     feedback: list[Candidate] = []
     seeds: list[str] = []
     if terms:
@@ -185,7 +246,7 @@ def pivot_search(
     return SearchHits(
         query=" ".join([plan.focus, *terms]),
         seeds=seeds,
-        candidates=take_turns(near, feedback, k=config.top_k),
+        candidates=take_turns(near, recurring, feedback, k=config.top_k),
         fused=[],
         guard_ids=[],
         elapsed_ms=(time.perf_counter() - started) * 1000.0,

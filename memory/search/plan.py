@@ -9,7 +9,7 @@ constraint carries a confidence and is honoured only at or above the config's
 from __future__ import annotations
 
 import datetime as dt
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -47,6 +47,12 @@ class TimeWindow(BaseModel):
         if end < start:
             return None
         return start, end
+
+    def over_days(self, min_confidence: float) -> bool:
+        """Is this a confident window longer than a day — a question over several days, where
+        the same kind of record on each day (steps, sleep, screen time) is evidence?"""
+        bounds = self.bounds() if self.confidence >= min_confidence else None
+        return bounds is not None and bounds[1] - bounds[0] > timedelta(days=1)
 
     @classmethod
     def spanning(cls, start: datetime, end: datetime, confidence: float) -> TimeWindow:
@@ -118,6 +124,16 @@ class EvidencePivot(BaseModel):
     )
     terms: int = Field(
         default=5, ge=0, le=20, description="Distinctive anchor words added to the queries."
+    )
+    series: bool = Field(
+        default=False,
+        description="Also each anchor's recurring record on the other days of the plan's time "
+        "window: per day, the event of the anchor's device within `series_minutes` of the "
+        "anchor's time of day that reads most like the anchor (a daily step count, screen "
+        "time, night's sleep or evening lock-up). For questions over several days.",
+    )
+    series_minutes: int = Field(
+        default=60, ge=1, le=720, description="How far from the anchor's time of day."
     )
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 

@@ -3,6 +3,8 @@ would displace, on similarity to the question less redundancy with what ranks ab
 
 from __future__ import annotations
 
+from datetime import date
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -46,6 +48,28 @@ def test_a_near_copy_of_what_ranks_above_gives_way_to_a_distinct_find() -> None:
     assert admit_later_finds(ranked, ["cause"], 2, 1, relevance(VECTORS, 0.0))[:2] == ranked
     # ... but it says nothing r1 does not: with redundancy counted, the cause wins
     assert admit_later_finds(ranked, ["cause"], 2, 1, relevance(VECTORS, 0.6))[:2] == [
+        "r1",
+        "cause",
+    ]
+
+
+def test_within_a_day_only_the_same_days_near_copies_count() -> None:
+    """For a question over several days, "copy" (the same record as r1) on another day is
+    news, not a copy: it beats the cause on its similarity to the question."""
+    days = {"r1": date(2026, 5, 11), "copy": date(2026, 5, 12), "cause": date(2026, 5, 11)}
+
+    def scoped(day_of: dict[str, date]) -> QuestionRelevance:
+        return QuestionRelevance(unit(1, 0, 0), VECTORS.get, redundancy=0.6, day_of=day_of.get)
+
+    # across days (no day_of) the copy gives way to the cause (the test above) ...
+    assert admit_later_finds(["r1", "cause"], ["copy"], 2, 1, relevance(VECTORS, 0.6))[:2] == [
+        "r1",
+        "cause",
+    ]
+    # ... day-scoped, another day's copy wins the place; the same day's does not
+    assert admit_later_finds(["r1", "cause"], ["copy"], 2, 1, scoped(days))[:2] == ["r1", "copy"]
+    same_day = {**days, "copy": date(2026, 5, 11)}
+    assert admit_later_finds(["r1", "cause"], ["copy"], 2, 1, scoped(same_day))[:2] == [
         "r1",
         "cause",
     ]

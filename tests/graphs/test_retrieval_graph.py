@@ -632,6 +632,74 @@ def test_the_pivot_round_finds_a_cause_on_another_device(smoke_store: MemoryStor
     assert set(full.added[0]) | set(full.added[1]) == set(full.event_ids)
 
 
+def phone_week() -> list[tuple[Any, ...]]:
+    """Eve's phone over a week: a daily screen-time report at 21:48, three routine logs a day
+    that share its device, person and much of its wording, and the TV each evening."""
+    apps = ["news", "radio", "puzzle", "video", "chat", "maps", "music"]
+    rows: list[tuple[Any, ...]] = []
+    for day in range(11, 18):
+        report = (
+            f"Eve's phone daily report: {40 + 13 * (day % 5)} min on screen, mostly the "
+            f"{apps[day - 11]} app, {60 + day} pickups"
+        )
+        rows.append(
+            (f"st{day}", f"2026-05-{day} 21:48", "phone_eve", "app_usage", report, "home", ["Eve"])
+        )
+        for hour, text in [
+            (
+                "08:10",
+                "Eve's phone connected to the home Wi-Fi; the screen had been unlocked 12 times",
+            ),
+            ("13:05", "Eve's phone on the home Wi-Fi after a short gap; 9 notifications waiting"),
+            (
+                "21:20",
+                "Eve's phone was face down on the table with the screen on, 4 unread messages",
+            ),
+        ]:
+            rows.append(
+                (
+                    f"w{day}_{hour[:2]}",
+                    f"2026-05-{day} {hour}",
+                    "phone_eve",
+                    "device_status",
+                    text,
+                    "home",
+                    ["Eve"],
+                )
+            )
+        rows.append(
+            (
+                f"tv{day}",
+                f"2026-05-{day} 20:00",
+                "tv_living",
+                "app_usage",
+                "Eve watched a quiz show on the living room TV for 30 minutes",
+                "living_room",
+                ["Eve"],
+            )
+        )
+    return rows
+
+
+def test_over_a_week_the_pivot_round_finds_another_days_record(tmp_path: Path) -> None:
+    """A question over a week: one search ranks six of the seven daily reports into a context
+    of ten; the pivot round, asked for the anchors' series, brings the seventh — a near copy
+    of the reports above it, but of another day, so news to this question."""
+    store = open_with(tmp_path / "week", phone_week(), SentenceTransformerEmbedder())
+    try:
+        asked = {"question_time": "2026-05-18T10:00:00", "admin": True, "k": 10}
+        question = "Which day last week was Eve on her phone the most?"
+        single = retrieve(store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
+        full = retrieve(store, question, options=MEMFUSE, **asked)
+    finally:
+        store.close()
+    reports = {f"st{day}" for day in range(11, 18)}
+    assert len(reports & set(single.event_ids)) == 6
+    assert full.round == 2 and full.plans[1].pivot.series
+    missing = reports - set(single.event_ids)
+    assert missing <= set(full.event_ids) and missing <= set(full.added[1])
+
+
 def test_a_round_that_could_add_nothing_is_not_run(smoke_store: MemoryStore) -> None:
     """Round 1 already holds every event the question may read: no second round."""
     result = retrieve(

@@ -136,6 +136,25 @@ def test_after_the_first_round_the_twin_pivots_on_the_best_events() -> None:
     assert plan.model_copy(update={"pivot": QUESTION_PLAN.pivot}) == QUESTION_PLAN
 
 
+def test_over_several_days_the_pivot_also_asks_for_the_series() -> None:
+    assert pivot_plan(QUESTION_PLAN, ["e1"]).pivot.series is False  # one morning
+    week = TimeWindow(
+        enabled=True, date=date(2026, 5, 11), end_date=date(2026, 5, 17), confidence=0.85
+    )
+    over_week = QUESTION_PLAN.model_copy(update={"time_window": week})
+    assert pivot_plan(over_week, ["e1"]).pivot.series is True
+    # longer than a day: two whole days are, one whole day is not
+    two_days = week.model_copy(update={"end_date": date(2026, 5, 12)})
+    assert two_days.over_days(0.6) and not two_days.model_copy(update={"end_date": None}).over_days(
+        0.6
+    )
+    unsure = week.model_copy(update={"confidence": 0.5})
+    assert (
+        pivot_plan(QUESTION_PLAN.model_copy(update={"time_window": unsure}), ["e1"]).pivot.series
+        is False
+    )
+
+
 def test_once_a_pivot_ran_the_twin_stops_even_when_incomplete() -> None:
     pivoted = pivot_plan(QUESTION_PLAN, ["e3"])
     result = judge([COFFEE, RUN], round_number=2, history=(QUESTION_PLAN, pivoted))
