@@ -24,7 +24,7 @@ import copy
 import inspect
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from langgraph.channels import BinaryOperatorAggregate, EphemeralValue, LastValue
 from langgraph.graph import END, START
@@ -34,6 +34,10 @@ from langgraph.types import Overwrite
 from pydantic import BaseModel
 
 from memory.trusted import TrustedBuilder
+
+GraphRuntime = Literal["direct", "langgraph"]
+"""How a graph runs in-process: `direct` (its nodes through `DirectRunner`) or `langgraph`
+(through LangGraph's Pregel loop, as `langgraph dev` serves it)."""
 
 MAX_STEPS = 1000
 """A run longer than this is a routing bug (the fusion graph's longest is about 20 steps)."""

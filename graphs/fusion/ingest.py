@@ -35,11 +35,11 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
-from graphs.direct import DirectRunner
+from graphs.direct import DirectRunner, GraphRuntime
 from graphs.fusion.context import FusionContext
 from graphs.fusion.graph import graph
 from graphs.fusion.state import FusionOutput
@@ -179,7 +179,7 @@ class _Tally:
     on_plan: Callable[[PlanOutcome], None] | None = None
 
 
-Runtime = Literal["direct", "langgraph"]
+Runtime = GraphRuntime
 
 
 @functools.cache

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -726,6 +727,47 @@ def test_no_round_reads_past_the_question_time(smoke_store: MemoryStore) -> None
     )
     assert "g1" not in result.event_ids
     assert {"s1", "o1"} <= set(result.event_ids)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How did I sleep on Tuesday?", "Why was Tom limping?", "What happened in the kitchen?"],
+)
+@pytest.mark.parametrize("options", [MEMFUSE, ABLATIONS["memfuse_no_ar"]], ids=lambda o: o.name)
+def test_the_direct_runtime_returns_what_pregel_returns(
+    store: MemoryStore, question: str, options: ControllerOptions
+) -> None:
+    """`retrieve` runs the graph's nodes in-process by default; through LangGraph's loop the
+    same question gives the same output, every field (rounds, plans, judgements, context)."""
+    asked = {"question_time": ASKED, "requester": "David", "k": 5}
+    direct = retrieve(store, question, options=options, **asked)
+    pregel = retrieve(store, question, options=replace(options, runtime="langgraph"), **asked)
+    assert direct.model_dump() == pregel.model_dump()
+    assert direct.round >= 1 and direct.event_ids
+
+
+def test_the_direct_runtime_runs_the_llm_decisions_as_pregel_does(store: MemoryStore) -> None:
+    def scripted() -> DummyLM:
+        return DummyLM(
+            [
+                {"plan": plan_json("David sleep score Tuesday")},
+                judgement(False, ["e06"], plan_json("David sleep Monday night")),
+                judgement(True, ["e06"]),
+            ]
+        )
+
+    asked = {"question_time": ASKED, "requester": "David", "k": 5}
+    question = "How did I sleep on Tuesday?"
+    direct = retrieve(store, question, options=llm_options(scripted()), **asked)
+    pregel = retrieve(
+        store, question, options=llm_options(scripted(), runtime="langgraph"), **asked
+    )
+    assert direct.round == 2 and direct.model_dump() == pregel.model_dump()
+
+
+def test_an_unknown_runtime_is_refused(store: MemoryStore) -> None:
+    with pytest.raises(ValueError, match="runtime must be 'direct' or 'langgraph'"):
+        retrieve(store, "x", admin=True, options=replace(MEMFUSE, runtime="bogus"))  # type: ignore[arg-type]
 
 
 def test_a_run_checks_its_request_once_and_builds_one_view(
