@@ -95,12 +95,7 @@ def colocated(
             same_place = bool(anchor.location) and event.location == anchor.location
             if same_place or people & set(event.characters):
                 anchor_of[event.event_id] = anchor.event_id
-    ids = list(anchor_of)
-    if not ids:
-        return []
-    cosines = max_cosines(np.atleast_2d(query_vector), cache.vectors(ids))
-    ranked = sorted(zip(ids, map(float, cosines)), key=lambda item: (-item[1], item[0]))
-    return [(event_id, anchor_of[event_id], cosine) for event_id, cosine in ranked]
+    return by_question(cache, anchor_of, query_vector)
 
 
 def series(
@@ -137,6 +132,13 @@ def series(
             cosines = cache.vectors(same) @ anchor_vector
             best = max(range(len(same)), key=lambda j: (float(cosines[j]), same[j]))
             anchor_of.setdefault(same[best], anchor.event_id)
+    return by_question(cache, anchor_of, query_vector)
+
+
+def by_question(
+    cache: StoreCache, anchor_of: dict[str, str], query_vector: np.ndarray
+) -> list[tuple[str, str, float]]:
+    """(event id, its anchor, cosine to the question), best cosine first (ties by id)."""
     ids = list(anchor_of)
     if not ids:
         return []
