@@ -24,7 +24,7 @@ import copy
 import inspect
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from langgraph.channels import BinaryOperatorAggregate, EphemeralValue, LastValue
 from langgraph.graph import END, START
@@ -38,6 +38,8 @@ from memory.trusted import TrustedBuilder
 GraphRuntime = Literal["direct", "langgraph"]
 """How a graph runs in-process: `direct` (its nodes through `DirectRunner`) or `langgraph`
 (through LangGraph's Pregel loop, as `langgraph dev` serves it)."""
+
+Output = TypeVar("Output", bound=BaseModel)
 
 MAX_STEPS = 1000
 """A run longer than this is a routing bug (the fusion graph's longest is about 20 steps)."""
@@ -189,3 +191,23 @@ class DirectRunner:
                 values[name] = reducer(values[name], value)
             else:
                 values[name] = value
+
+
+_RUNNERS: dict[int, DirectRunner] = {}
+"""One runner per compiled graph (the graphs are module-level singletons)."""
+
+
+def invoker(
+    graph: CompiledStateGraph[Any, Any, Any, Any], runtime: GraphRuntime, output: type[Output]
+) -> Callable[[dict[str, Any], Any], Output]:
+    """One run of `graph` from its input dict and context to its typed `output`: the graph's
+    nodes in-process (`DirectRunner`, built once per graph), or through LangGraph's Pregel
+    loop. Resolved once, so a bulk caller pays the choice once."""
+    if runtime == "direct":
+        runner = _RUNNERS.get(id(graph))
+        if runner is None:
+            runner = _RUNNERS[id(graph)] = DirectRunner(graph)
+        return lambda given, context: cast(Output, runner.invoke(given, context))
+    if runtime == "langgraph":
+        return lambda given, context: output.model_validate(graph.invoke(given, context=context))
+    raise ValueError(f"runtime must be 'direct' or 'langgraph', got {runtime!r}")

@@ -30,16 +30,15 @@ uninterrupted run would have built. Events the store already held and fused are 
 from __future__ import annotations
 
 import contextlib
-import functools
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from graphs.direct import DirectRunner, GraphRuntime
+from graphs.direct import GraphRuntime, invoker
 from graphs.fusion.context import FusionContext
 from graphs.fusion.graph import graph
 from graphs.fusion.state import FusionOutput
@@ -99,7 +98,7 @@ def ingest_events(
     keep_rejections: int = 20,
     visibility: Mapping[str, str] | None = None,
     on_plan: Callable[[PlanOutcome], None] | None = None,
-    runtime: Runtime = "direct",
+    runtime: GraphRuntime = "direct",
 ) -> IngestReport:
     """Fuse `events` into `store` through the fusion graph; returns counts and throughput.
 
@@ -179,24 +178,9 @@ class _Tally:
     on_plan: Callable[[PlanOutcome], None] | None = None
 
 
-Runtime = GraphRuntime
-
-
-@functools.cache
-def _direct() -> DirectRunner:
-    return DirectRunner(graph)
-
-
-def _invoker(runtime: Runtime) -> Callable[[dict[str, Any], FusionContext], FusionOutput]:
+def _invoker(runtime: GraphRuntime) -> Callable[[dict[str, Any], FusionContext], FusionOutput]:
     """One fusion run: the graph's nodes in-process, or through LangGraph's Pregel loop."""
-    if runtime == "direct":
-        runner = _direct()
-        return lambda given, ctx: cast(FusionOutput, runner.invoke(given, ctx))
-    if runtime == "langgraph":
-        return lambda given, ctx: FusionOutput.model_validate(
-            graph.invoke(given, context=ctx)  # type: ignore[call-overload]
-        )
-    raise ValueError(f"runtime must be 'direct' or 'langgraph', got {runtime!r}")
+    return invoker(graph, runtime, FusionOutput)
 
 
 def _fuse_queued(event: Event, session: list[Event], ctx: FusionContext, tally: _Tally) -> None:

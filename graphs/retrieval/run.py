@@ -15,13 +15,12 @@ through Pregel.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from graphs.context import Policy
-from graphs.direct import DirectRunner, GraphRuntime
+from graphs.direct import GraphRuntime, invoker
 from graphs.retrieval.context import Backfill, RetrievalContext
 from graphs.retrieval.graph import graph
 from graphs.retrieval.state import RetrievalOutput
@@ -112,13 +111,4 @@ def retrieve(
     )
     context = options.context(store, request.k).injecting(request=request)
     given = request.model_dump()  # the input as the JSON-shaped dict a server run gets
-    if options.runtime == "direct":
-        return cast(RetrievalOutput, _direct().invoke(given, context))
-    if options.runtime == "langgraph":
-        return RetrievalOutput.model_validate(graph.invoke(given, context=context))  # type: ignore[call-overload]
-    raise ValueError(f"runtime must be 'direct' or 'langgraph', got {options.runtime!r}")
-
-
-@functools.cache
-def _direct() -> DirectRunner:
-    return DirectRunner(graph)
+    return invoker(graph, options.runtime, RetrievalOutput)(given, context)
