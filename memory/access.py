@@ -229,6 +229,16 @@ class VisibleStore:
             return self.store.count_events_between(start, end) if start <= end else 0
         return len(self.events_between(start, end))
 
+    def nth_latest_time(self, end: datetime, n: int) -> datetime | None:
+        if self.as_of is not None:
+            end = min(end, self.as_of)
+        if self._who is None:  # a time cut alone: one bisection of the store's index
+            return self.store.nth_latest_time(end, n)
+        if n < 1:
+            raise ValueError(f"expected n >= 1, got {n}")
+        visible = self.events_between(datetime.min, end)  # time order, visible ones only
+        return self.store.get_event(visible[-n]).timestamp if len(visible) >= n else None
+
     def adjacent_events(
         self, event_id: str, radius: int, by: Literal["device", "person"]
     ) -> list[str]:

@@ -170,6 +170,10 @@ class MemoryStoreAPI(Protocol):
     def count_events_between(self, start: datetime, end: datetime) -> int:
         """How many events lie in [start, end]."""
 
+    def nth_latest_time(self, end: datetime, n: int) -> datetime | None:
+        """The timestamp of the n-th latest event at or before `end` (n >= 1; n = 1 the
+        latest); None when fewer than n events lie there."""
+
     def adjacent_events(
         self, event_id: str, radius: int, by: Literal["device", "person"]
     ) -> list[str]:

@@ -77,6 +77,15 @@ class TemporalIndex:
         hi = bisect.bisect_right(self._all, (end, _MAX_ID))
         return max(hi - lo, 0)
 
+    def nth_latest(self, end: datetime, n: int) -> datetime | None:
+        """The time of the n-th latest event at or before `end` (n = 1: the latest); None
+        when fewer events lie there. One bisection: `count_between(t, end) >= n` exactly when
+        `t <=` this time, which answers "how far back do n events reach" without probing."""
+        if n < 1:
+            raise ValueError(f"expected n >= 1, got {n}")
+        hi = bisect.bisect_right(self._all, (end, _MAX_ID))
+        return self._all[hi - n][0] if hi >= n else None
+
     def first(self) -> datetime | None:
         return self._all[0][0] if self._all else None
 

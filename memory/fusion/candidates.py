@@ -247,21 +247,28 @@ def _lower_bound(ts: datetime) -> datetime:
 def recent_span(
     store: MemoryStoreAPI, end: datetime, recent: int
 ) -> tuple[datetime, datetime] | None:
-    """The shortest span ending at `end`, to the minute, holding at least `recent` events
-    (two bisections of the time index per probe, ~40 probes at most); None when the whole
-    past holds no more than that. Counting, not listing, keeps it as cheap at a million
-    events as at a thousand."""
-    if store.count_events_between(datetime.min, end) <= recent:
-        return None
+    """The shortest span ending at `end`, to the minute, holding at least `recent` events;
+    None when the whole past holds no more than that.
+
+    A span [end - reach, end] holds `recent` events exactly when it reaches back to the
+    `recent`-th latest event, so one lookup of that event's time answers every probe of the
+    search below (it asked the time index to count the span, two bisections a probe and ~40
+    probes an event, 4 % of a fused ingest at 60k events). The probes, doubling then halving,
+    are kept as they were: the spans, and so every candidate set, are the ones counting gave.
+    """
+    if recent < 1 or store.nth_latest_time(end, recent + 1) is None:
+        return None  # no more than `recent` events up to `end`
+    edge = store.nth_latest_time(end, recent)
+    assert edge is not None
     reach = timedelta(minutes=1)
-    while store.count_events_between(end - reach, end) < recent:
+    while end - reach > edge:  # the span still holds too few
         if end - datetime.min <= reach * 2:
             return None
         reach *= 2
     short, long = reach / 2, reach  # short holds too few (or is the first probe), long enough
     while long - short > timedelta(minutes=1):
         middle = short + (long - short) / 2
-        if store.count_events_between(end - middle, end) >= recent:
+        if end - middle <= edge:
             long = middle
         else:
             short = middle

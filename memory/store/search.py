@@ -73,6 +73,10 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         """How many events lie in [start, end] (the temporal index, without building a list)."""
         return self._temporal.count_between(start, end)
 
+    def nth_latest_time(self, end: datetime, n: int) -> datetime | None:
+        """The timestamp of the n-th latest event at or before `end` (one bisection)."""
+        return self._temporal.nth_latest(end, n)
+
     def adjacent_events(
         self, event_id: str, radius: int, by: Literal["device", "person"]
     ) -> list[str]:

@@ -109,3 +109,16 @@ def test_a_view_narrows_and_never_widens(store: MemoryStore) -> None:
     assert as_of(store, None) is store
     assert not view.has_node("fused_0")  # its later members make it part of the future
     assert view.has_node("e00")
+
+
+@property_settings
+@given(when=times, end=times, n=st.integers(min_value=1, max_value=45))
+def test_a_view_counts_back_only_over_what_it_shows(
+    store: MemoryStore, when: datetime, end: datetime, n: int
+) -> None:
+    """The n-th latest event before `end`, through a time cut and through a reader's view, is
+    the n-th latest of the events that view lists."""
+    for view in (as_of(store, when), as_of(VisibleStore(store, "Ana"), when)):
+        shown = sorted(view.get_event(i).timestamp for i in view.events_between(START, end))
+        expected = shown[-n] if len(shown) >= n else None
+        assert view.nth_latest_time(end, n) == expected

@@ -12,10 +12,13 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory.fusion.candidates import CandidateConfig, recent_span, retrieve_candidates
 from memory.models import Event, FusedNode
 from memory.store import MemoryStore
+from memory.temporal_index import TemporalIndex
 from memory.vector_table import ZONE
 from tests.support.embedders import tiny_embedder
 
@@ -102,3 +105,76 @@ def test_the_span_is_the_shortest_holding_the_recent_events(
     held = store.count_events_between(*span)
     assert held >= 100
     assert store.count_events_between(span[0] + timedelta(minutes=7), end) < 100
+
+
+class _TimeIndexOnly:
+    """What `recent_span` reads of a store, over a real time index."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.index = TemporalIndex()
+        for event in events:
+            self.index.add(event)
+
+    def count_events_between(self, start: datetime, end: datetime) -> int:
+        return self.index.count_between(start, end)
+
+    def nth_latest_time(self, end: datetime, n: int) -> datetime | None:
+        return self.index.nth_latest(end, n)
+
+
+def _span_by_counting(
+    store: _TimeIndexOnly, end: datetime, recent: int
+) -> tuple[datetime, datetime] | None:
+    """The span as it was found before the time lookup: a count of the span per probe."""
+    if store.count_events_between(datetime.min, end) <= recent:
+        return None
+    reach = timedelta(minutes=1)
+    while store.count_events_between(end - reach, end) < recent:
+        if end - datetime.min <= reach * 2:
+            return None
+        reach *= 2
+    short, long = reach / 2, reach
+    while long - short > timedelta(minutes=1):
+        middle = short + (long - short) / 2
+        if store.count_events_between(end - middle, end) >= recent:
+            long = middle
+        else:
+            short = middle
+    return (end - long, end)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    offsets=st.lists(st.integers(min_value=0, max_value=60 * 24 * 40), min_size=1, max_size=80),
+    end_at=st.integers(min_value=-60, max_value=60 * 24 * 41),
+    recent=st.integers(min_value=1, max_value=40),
+)
+def test_the_span_is_the_one_counting_finds(offsets: list[int], end_at: int, recent: int) -> None:
+    """Whatever the times (repeats, gaps of weeks, an end before, inside or after them), the
+    one-lookup span is the span counting the events of every probe found."""
+    events = [
+        Event(
+            event_id=f"e{i:03d}",
+            timestamp=START + timedelta(minutes=m, seconds=7 * (i % 3)),
+            device="d",
+            modality="vision",
+            description="x",
+        )
+        for i, m in enumerate(offsets)
+    ]
+    store = _TimeIndexOnly(events)
+    end = START + timedelta(minutes=end_at)
+    assert recent_span(store, end, recent) == _span_by_counting(store, end, recent)  # type: ignore[arg-type]
+
+
+def test_the_nth_latest_time_counts_back_from_the_end() -> None:
+    index = TemporalIndex()
+    for event in stream(10):  # one every 7 minutes
+        index.add(event)
+    last = START + timedelta(minutes=63)
+    assert index.nth_latest(last, 1) == last
+    assert index.nth_latest(last, 10) == START
+    assert index.nth_latest(last, 11) is None
+    assert index.nth_latest(last - timedelta(minutes=1), 1) == last - timedelta(minutes=7)
+    with pytest.raises(ValueError):
+        index.nth_latest(last, 0)

@@ -271,6 +271,10 @@ class FakeStore:
     def count_events_between(self, start: datetime, end: datetime) -> int:
         return sum(1 for e in self.all_events() if start <= e.timestamp <= end)
 
+    def nth_latest_time(self, end: datetime, n: int) -> datetime | None:
+        times = sorted(e.timestamp for e in self.all_events() if e.timestamp <= end)
+        return times[-n] if len(times) >= n else None
+
     def adjacent_events(
         self, event_id: str, radius: int, by: Literal["device", "person"]
     ) -> list[str]:
