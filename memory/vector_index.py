@@ -410,53 +410,64 @@ class VectorIndex(VectorTable):
                 raise ConfigurationError(
                     f"query vector has dimension {q.shape[0]}, the index {self._matrix.dim}"
                 )
-            mask = self._mask(kind, between)
-            admitted = int(mask.sum())
+            unfiltered = kind is None and between is None
+            # every live row, unfiltered: counted without listing them (Chroma answers such a
+            # query once the table outgrows the exact scan)
+            slots = None if unfiltered else self._admitted(kind, between)
+            admitted = len(self._slot_of) if slots is None else int(slots.size)
             if admitted == 0:
                 return []
             narrow = admitted <= self.config.exact_scan_limit or self._chroma_count == 0
             # a narrow filter, or one too few approximate hits pass (None): scanned exactly
-            candidates = (
-                None if narrow else self._chroma_candidates(q, n, kind, between, mask, admitted)
-            )
+            candidates = None if narrow else self._chroma_candidates(q, n, slots, admitted)
             if candidates is None:
-                return self._top(q, np.flatnonzero(mask), n)
+                return self._top(q, self._admitted(kind, between) if slots is None else slots, n)
             candidates.update(i for i, op in self._pending.items() if op == "upsert")
-            slots = np.fromiter(
-                (s for i in candidates if (s := self._slot_of.get(i)) is not None and mask[s]),
+            found = np.fromiter(
+                (s for i in candidates if (s := self._slot_of.get(i)) is not None),
                 dtype=np.int64,
             )
-            return self._top(q, slots, n) if slots.size else []
+            found = found[_within(found, slots)]
+            return self._top(q, found, n) if found.size else []
 
     def _chroma_candidates(
-        self,
-        q: np.ndarray,
-        n: int,
-        kind: NodeKind | None,
-        between: tuple[datetime, datetime] | None,
-        mask: np.ndarray,
-        admitted: int,
+        self, q: np.ndarray, n: int, slots: np.ndarray | None, admitted: int
     ) -> set[str] | None:
         """Ids worth rescoring: an unfiltered ANN fetch sized to the filter's selectivity;
-        None when too few of those pass the filter, and the caller scans the admitted rows
-        exactly instead. (Chroma's own `where` was the fallback: on 108k vectors, 8,300 of them
-        packs, it took 65 ms a pack search and 177 ms a month's events, p50, where the exact
-        scan of the admitted rows took 8 ms.) Buffered updates and deletes leave that many
-        Chroma rows stale, so every fetch asks for that many extra rows; buffered new nodes
-        have no row there (the caller rescores them from memory)."""
+        None when too few of those pass the filter (`slots`, the admitted rows; None: every
+        live row), and the caller scans the admitted rows exactly instead. (Chroma's own
+        `where` was the fallback: on 108k vectors, 8,300 of them packs, it took 65 ms a pack
+        search and 177 ms a month's events, p50, where the exact scan of the admitted rows took
+        8 ms.) Buffered updates and deletes leave that many Chroma rows stale, so every fetch
+        asks for that many extra rows; buffered new nodes have no row there (the caller
+        rescores them from memory)."""
         stale = len(self._pending) - len(self._not_in_chroma)  # updated or deleted rows only
         ratio = len(self._slot_of) / admitted
         oversampled = math.ceil(n * ratio * (self.config.oversample if ratio > 1 else 1.0))
         fetch = min(self._chroma_count, max(n, min(self.config.max_fetch, oversampled)) + stale)
         ids = self._query_ids(q, fetch)
-        if fetch >= self._chroma_count or (kind is None and between is None):
+        if fetch >= self._chroma_count or slots is None:
             return ids  # unfiltered: at most `stale` of the fetched rows can fail
-        passing = sum(1 for i in ids if (s := self._slot_of.get(i)) is not None and mask[s])
+        found = np.fromiter(
+            (s for i in ids if (s := self._slot_of.get(i)) is not None), dtype=np.int64
+        )
+        passing = int(_within(found, slots).sum())
         return ids if passing >= n else None
 
     def _query_ids(self, q: np.ndarray, n: int) -> set[str]:
         self.ann_queries += 1
-        got = self._col.query(
-            query_embeddings=q[None, :], n_results=max(n, 1), include=["distances"]
-        )
+        # ids only: the caller rescores from the in-memory vectors (asking for distances
+        # too cost a tenth more a call)
+        got = self._col.query(query_embeddings=q[None, :], n_results=max(n, 1), include=[])
         return set(got["ids"][0])
+
+
+def _within(found: np.ndarray, slots: np.ndarray | None) -> np.ndarray:
+    """Which of `found` are among the ascending `slots` (None: every live row)."""
+    if slots is None:
+        return np.ones(found.size, dtype=bool)
+    if slots.size == 0 or found.size == 0:
+        return np.zeros(found.size, dtype=bool)
+    at = np.minimum(np.searchsorted(slots, found), slots.size - 1)
+    hit: np.ndarray = slots[at] == found
+    return hit

@@ -78,12 +78,12 @@ def test_the_zone_map_admits_exactly_the_rows_a_full_scan_admits(
     table = _table(writes)
     lo = START + timedelta(minutes=minute)
     hi = lo + timedelta(minutes=width)
-    assert np.array_equal(table._mask(kind, (lo, hi)), _scan(table, kind, lo, hi))
     expected = np.flatnonzero(_scan(table, kind, lo, hi))
+    assert np.array_equal(table._admitted(kind, (lo, hi)), expected)
     if expected.size:  # the top scores equal a full scan's (ties may order apart)
         query = _item(10**6, NodeKind.EVENT, 0, 0).vector
         scanned = np.sort(table._matrix.dot_range(query, 0, len(table._ids))[expected])[::-1][:10]
-        found = table._top(query, np.flatnonzero(table._mask(kind, (lo, hi))), 10)
+        found = table._top(query, table._admitted(kind, (lo, hi)), 10)
         assert np.allclose([s for _, s in found], scanned, atol=1e-6)
 
 
@@ -92,5 +92,5 @@ def test_a_recent_window_reads_the_last_zones_only() -> None:
     rows = len(table)
     before = table.rows_masked
     recent = START + timedelta(minutes=3 * (rows - 50))
-    table._mask(NodeKind.EVENT, (recent, recent + timedelta(hours=5)))
+    table._admitted(NodeKind.EVENT, (recent, recent + timedelta(hours=5)))
     assert table.rows_masked - before <= ZONE < rows
