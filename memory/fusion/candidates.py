@@ -9,6 +9,8 @@ the online semantics of the paper even when an ingest batch is embedded up front
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
@@ -161,6 +163,29 @@ def fused_record(
     )
 
 
+_PLACES: weakref.WeakKeyDictionary[object, dict[str, tuple[tuple[str, ...], list[str]]]] = (
+    weakref.WeakKeyDictionary()
+)
+_PLACES_LOCK = threading.Lock()
+
+
+def pack_places(store: MemoryStoreAPI, node: FusedNode) -> list[str]:
+    """The sorted places of a pack's members, remembered per store and pack for as long as
+    its member list stays the same (events are immutable, so the members decide the places).
+    Fusion shows each candidate pack with its places, and reading its members' events again
+    for every event it is a candidate of cost ~1 % of a fused ingest."""
+    members = tuple(node.members)
+    with _PLACES_LOCK:
+        memo = _PLACES.setdefault(store, {})
+        known = memo.get(node.node_id)
+    if known is not None and known[0] == members:
+        return known[1]
+    places = sorted({e.location for e in store.get_events(node.members) if e.location})
+    with _PLACES_LOCK:
+        memo[node.node_id] = (members, places)
+    return places
+
+
 def _before(event: Event, horizon: tuple[datetime, str]) -> bool:
     return (event.timestamp, event.event_id) < horizon
 
@@ -229,9 +254,7 @@ class _Collector:
             sim, found = self.sims.get(node_id, 0.0), self.sources[node_id]
             if is_fused_id(node_id):
                 node = self.store.get_fused(node_id)
-                places = sorted(
-                    {e.location for e in self.store.get_events(node.members) if e.location}
-                )
+                places = pack_places(self.store, node)
                 out.append(fused_record(node, sim, found, places))
             else:
                 event = events[node_id]

@@ -47,6 +47,20 @@ def test_candidates_merge_sources_and_see_only_the_past(store) -> None:
     )
 
 
+def test_a_packs_places_follow_its_members(store) -> None:
+    """The places shown for a pack are remembered between events, until its members change."""
+
+    def places() -> tuple[str, ...]:
+        found = {r.node_id: r for r in retrieve_candidates(store, E4, CandidateConfig())}
+        return found["fused_pack"].locations
+
+    assert places() == ("kitchen",)
+    assert places() == ("kitchen",)  # the remembered answer
+    grown = FusedNode.from_members("fused_pack", "David spilled milk on the table.", [E1, E2, E3])
+    store.put_fused(grown)
+    assert places() == ("garden", "kitchen")
+
+
 def test_same_moment_from_other_devices(store) -> None:
     records = retrieve_candidates(
         store, E5, CandidateConfig(dense_events=0, dense_fused=0, same_person_radius=0)
