@@ -331,6 +331,13 @@ def load_policy(target: str, path: str | Path) -> BaseModel:
         raise ConfigurationError(f"{target} policy {str(path)!r}: {problem}") from None
 
 
+@lru_cache(maxsize=len(POLICY_MODELS))
+def _default_policy(target: str) -> BaseModel:
+    """The shipped defaults, built once and shared (policies are frozen, as a loaded one is
+    shared by `_policy_cached`): fusion asks for its policy on every event."""
+    return POLICY_MODELS[target]()
+
+
 @lru_cache(maxsize=32)
 def _policy_cached(target: str, path: str, mtime_ns: int) -> BaseModel:
     return load_policy(target, path)
@@ -376,7 +383,7 @@ def _policy_for(target: str, programs_dir: str | Path | None) -> BaseModel:
         return active
     path = policy_path(target, programs_dir)
     if path is None:
-        return POLICY_MODELS[target]()
+        return _default_policy(target)
     if not path.is_file():
         raise ConfigurationError(f"no {target} policy at {str(path)!r}")
     return _policy_cached(target, str(path.resolve()), path.stat().st_mtime_ns)
