@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from memory.errors import MemFuseError, NodeNotFoundError
-from memory.models import Edge, EdgeType, Event, FusedNode, NodeKind, is_fused_id
+from memory.models import Edge, EdgeType, Event, FusedNode, Link, NodeKind, is_fused_id
 from memory.read_request import ReadRequest
 from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.visibility import audience
@@ -173,6 +173,11 @@ class VisibleStore:
         return [
             e for e in self.store.neighbors(node_id, edge_type) if self.may_see(e.other(node_id))
         ]
+
+    def links(self, node_id: str) -> list[Link]:
+        if not self.may_see(node_id):
+            return []
+        return [link for link in self.store.links(node_id) if self.may_see(link.other)]
 
     def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool:
         return self.may_see(src) and self.may_see(dst) and self.store.has_edge(src, dst, edge_type)

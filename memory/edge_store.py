@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 from memory.backends.base import BaseDatabase
 from memory.errors import InvalidEdgeError, NodeNotFoundError
-from memory.models import Edge, EdgeType, NodeKind
+from memory.models import Edge, EdgeType, Link, NodeKind
 
 __all__ = ["EdgeStore"]
 
@@ -251,6 +251,22 @@ class EdgeStore:
             return [self._edge(code) for code in codes if code & _TYPE_MASK == wanted]
         first_seen = {code & _TYPE_MASK: 0 for code in codes}
         return [self._edge(c) for t in first_seen for c in codes if c & _TYPE_MASK == t]
+
+    def links(self, node_id: str) -> list[Link]:
+        """`neighbors(node_id)` as links from the node, in the same order."""
+        number, codes = self._codes_of(node_id)
+        if not codes:
+            return []
+        first_seen = {code & _TYPE_MASK: 0 for code in codes}
+        out = []
+        for wanted in first_seen:
+            for code in codes:
+                if code & _TYPE_MASK == wanted:
+                    src, dst = self._ends(code)
+                    outgoing = src == number
+                    other = self._names[dst if outgoing else src]
+                    out.append(Link(_type_of(code), other, self._weight[code], outgoing))
+        return out
 
     def others(self, node_id: str, edge_type: EdgeType) -> list[str]:
         """The far ends of `node_id`'s edges of one type, in `neighbors` order — without

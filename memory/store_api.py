@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, Field
 
-from memory.models import Edge, EdgeType, Event, FusedNode, NodeKind
+from memory.models import Edge, EdgeType, Event, FusedNode, Link, NodeKind
 
 PlanStatus = Literal["pending", "done", "rejected"]
 
@@ -140,6 +140,9 @@ class MemoryStoreAPI(Protocol):
     def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool: ...
     def neighbors(self, node_id: str, edge_type: EdgeType | None = None) -> list[Edge]:
         """Edges touching node_id in either direction."""
+
+    def links(self, node_id: str) -> list[Link]:
+        """`neighbors(node_id)` as seen from the node, in the same order (a walk's read)."""
 
     def edge_counts(self) -> dict[str, int]: ...
 

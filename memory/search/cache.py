@@ -13,7 +13,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memory.models import Edge, EdgeType, Event, FusedNode, is_fused_id
+from memory.models import EdgeType, Event, FusedNode, Link, is_fused_id
 from memory.store_api import MemoryStoreAPI
 
 
@@ -24,7 +24,7 @@ class StoreCache:
         self.store = store
         self._events: dict[str, Event] = {}
         self._fused: dict[str, FusedNode] = {}
-        self._edges: dict[str, list[Edge]] = {}
+        self._links: dict[str, list[Link]] = {}
         self._fused_of: dict[str, list[str]] = {}
         self._vectors: dict[str, np.ndarray] = {}
 
@@ -57,26 +57,26 @@ class StoreCache:
         return ts, ts
 
     # --- graph ---
-    def edges(self, node_id: str) -> list[Edge]:
-        """Every edge touching the node (one store call per node per search)."""
-        if node_id not in self._edges:
-            self._edges[node_id] = self.store.neighbors(node_id)
-        return self._edges[node_id]
+    def links(self, node_id: str) -> list[Link]:
+        """Every edge touching the node, seen from it (one store call per node per search)."""
+        if node_id not in self._links:
+            self._links[node_id] = self.store.links(node_id)
+        return self._links[node_id]
 
     def causal(self, node_id: str) -> list[tuple[str, bool]]:
         """(neighbour, walked_in_reverse) over causal edges, both directions."""
         return [
-            (edge.other(node_id), edge.src != node_id)
-            for edge in self.edges(node_id)
-            if edge.type == EdgeType.CAUSAL
+            (link.other, not link.outgoing)
+            for link in self.links(node_id)
+            if link.type == EdgeType.CAUSAL
         ]
 
     def semantic(self, node_id: str, threshold: float) -> list[tuple[str, float]]:
         """(neighbour, weight) over semantic edges at or above the threshold, strongest first."""
         found = [
-            (edge.other(node_id), edge.weight)
-            for edge in self.edges(node_id)
-            if edge.type == EdgeType.SEMANTIC and edge.weight >= threshold
+            (link.other, link.weight)
+            for link in self.links(node_id)
+            if link.type == EdgeType.SEMANTIC and link.weight >= threshold
         ]
         return sorted(found, key=lambda pair: (-pair[1], pair[0]))
 

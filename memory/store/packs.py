@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from memory.errors import InvalidEdgeError, InvalidFusedNodeError, NodeNotFoundError
-from memory.models import FUSED_PREFIX, Edge, EdgeType, FusedNode, NodeKind, is_fused_id
+from memory.models import FUSED_PREFIX, Edge, EdgeType, FusedNode, Link, NodeKind, is_fused_id
 from memory.store.core import StoreCore
 from memory.vector_index import IndexedVector
 
@@ -151,6 +151,9 @@ class FusedPacks(StoreCore):
     def neighbors(self, node_id: str, edge_type: EdgeType | None = None) -> list[Edge]:
         """Edges touching node_id in either direction (as stored; use Edge.other)."""
         return self._edges.neighbors(node_id, edge_type)
+
+    def links(self, node_id: str) -> list[Link]:
+        return self._edges.links(node_id)
 
     def edge_counts(self) -> dict[str, int]:
         return self._edges.counts()

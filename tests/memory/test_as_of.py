@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from graphs.retrieval import ABLATIONS, retrieve
 from memory.access import VisibleStore, as_of
-from memory.models import Event, FusedNode
+from memory.models import Edge, EdgeType, Event, FusedNode, Link
 from memory.retrieval import assemble_context, search
 from memory.search.config import RECIPES
 from memory.store import MemoryStore
@@ -44,6 +44,8 @@ LAST = EVENTS[-1].timestamp
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
     opened = MemoryStore.open(Path(tmp_path_factory.mktemp("as_of")), embedder=tiny_embedder())
     opened.add_events(EVENTS)
+    for n in range(0, 39, 3):  # causal chains across the times asked
+        opened.add_edge(Edge(src=f"e{n:02d}", dst=f"e{n + 1:02d}", type=EdgeType.CAUSAL))
     for n in range(0, 40, 8):  # packs of eight consecutive events: some straddle any time
         pack = EVENTS[n : n + 8]
         opened.put_fused(
@@ -122,3 +124,20 @@ def test_a_view_counts_back_only_over_what_it_shows(
         shown = sorted(view.get_event(i).timestamp for i in view.events_between(START, end))
         expected = shown[-n] if len(shown) >= n else None
         assert view.nth_latest_time(end, n) == expected
+
+
+@property_settings
+@given(when=times)
+def test_a_views_links_are_the_neighbours_it_shows(store: MemoryStore, when: datetime) -> None:
+    """What a graph walk reads through a view is what the view's edge list shows: nothing
+    from or to a node the reader may not see, or one observed after the time asked."""
+    nodes = [e.event_id for e in EVENTS] + [f"fused_{n}" for n in range(0, 40, 8)]
+    for view in (as_of(store, when), as_of(VisibleStore(store, "Ana"), when)):
+        for node in nodes:
+            links = view.links(node)
+            assert links == [Link.of(edge, node) for edge in view.neighbors(node)]
+            assert all(view.may_see(link.other) for link in links)
+            assert view.may_see(node) or links == []
+        if when < LAST:  # the cut hides something
+            shown = sum(len(view.links(n)) for n in nodes)
+            assert shown < sum(len(store.links(n)) for n in nodes)

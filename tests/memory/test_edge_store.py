@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from memory.backends.sqlite import Database
 from memory.edge_store import EdgeStore
 from memory.errors import InvalidEdgeError, NodeNotFoundError
-from memory.models import Edge, EdgeType, NodeKind
+from memory.models import Edge, EdgeType, Link, NodeKind
 
 KINDS = {
     "a": NodeKind.EVENT,
@@ -194,6 +194,7 @@ def test_compact_adjacency_matches_a_plain_model(
         for node in _NODES:
             touching = {k for k in model if node in k[:2]}
             assert {e.key() for e in current.neighbors(node)} == touching
+            assert current.links(node) == [Link.of(e, node) for e in current.neighbors(node)]
             for edge_type in EdgeType:
                 typed = current.neighbors(node, edge_type)
                 assert {e.key() for e in typed} == {k for k in touching if k[2] == edge_type}

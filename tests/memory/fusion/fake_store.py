@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from memory.errors import EventConflictError, InvalidEdgeError, NodeNotFoundError
-from memory.models import Edge, EdgeType, Event, FusedNode, NodeKind, is_fused_id
+from memory.models import Edge, EdgeType, Event, FusedNode, Link, NodeKind, is_fused_id
 from memory.store_api import AddReport
 from memory.text import tokenize
 from tests.support.embedders import KeywordEmbedder
@@ -158,6 +158,9 @@ class FakeStore:
             for e in self.edges.values()
             if node_id in (e.src, e.dst) and (edge_type is None or e.type == edge_type)
         ]
+
+    def links(self, node_id: str) -> list[Link]:
+        return [Link.of(edge, node_id) for edge in self.neighbors(node_id)]
 
     def edge_counts(self) -> dict[str, int]:
         counts = {t.value: 0 for t in EdgeType}

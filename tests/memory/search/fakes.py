@@ -17,7 +17,16 @@ from typing import Literal
 import numpy as np
 
 from memory.errors import NodeNotFoundError
-from memory.models import Edge, EdgeType, Event, FusedNode, Modality, NodeKind, is_fused_id
+from memory.models import (
+    Edge,
+    EdgeType,
+    Event,
+    FusedNode,
+    Link,
+    Modality,
+    NodeKind,
+    is_fused_id,
+)
 from memory.store_api import AddReport, StoreStats
 
 WORD = re.compile(r"[a-z0-9]+")
@@ -176,6 +185,11 @@ class FakeStore:
             ]
         edges = self._adjacent.get(node_id, []) + belong
         return [e for e in edges if edge_type is None or e.type == edge_type]
+
+    def links(self, node_id: str) -> list[Link]:
+        edges = self.neighbors(node_id)
+        self.calls[-1] = "links"
+        return [Link.of(edge, node_id) for edge in edges]
 
     def edge_counts(self) -> dict[str, int]:
         counts = {t.value: 0 for t in EdgeType}

@@ -53,7 +53,7 @@ def lexical_ranking(store: FakeStore, n: int) -> list[str]:
 
 def test_naive_rag_is_dense_top_k(store: FakeStore) -> None:
     result = search(store, QUERY, NAIVE_RAG)
-    assert "lexical" not in store.calls and "neighbors" not in store.calls
+    assert "lexical" not in store.calls and "links" not in store.calls
     assert store.calls.count("dense:event") == 1 and "dense:all" not in store.calls
     assert result.event_ids() == dense_ranking(store, 20)
     assert result.fused == []
@@ -62,7 +62,7 @@ def test_naive_rag_is_dense_top_k(store: FakeStore) -> None:
 def test_bm25_only_is_lexical_top_k(store: FakeStore) -> None:
     result = search(store, QUERY, "bm25")
     assert not any(c.startswith("dense") for c in store.calls)
-    assert "embed" not in store.calls and "neighbors" not in store.calls
+    assert "embed" not in store.calls and "links" not in store.calls
     expected = lexical_ranking(store, 30)[:20]
     assert len(expected) == 20 and result.event_ids() == expected
     assert all(c.trace.seed_lists == ["bm25"] for c in result.candidates)
@@ -70,7 +70,7 @@ def test_bm25_only_is_lexical_top_k(store: FakeStore) -> None:
 
 def test_hybrid_is_dense_plus_bm25_rrf_without_graph(store: FakeStore) -> None:
     result = search(store, QUERY, HYBRID_RRF)
-    assert "neighbors" not in store.calls and "events_between" not in store.calls
+    assert "links" not in store.calls and "events_between" not in store.calls
     lists = {"dense:0": dense_ranking(store, 30), "bm25": lexical_ranking(store, 30)}
     expected = [s.node_id for s in fuse_lists(lists, 60, 30)][:20]
     assert result.event_ids() == expected
@@ -80,14 +80,14 @@ def test_hybrid_is_dense_plus_bm25_rrf_without_graph(store: FakeStore) -> None:
 
 def test_memfuse_default_uses_graph_and_fusion(store: FakeStore) -> None:
     result = search(store, QUERY, MEMFUSE_DEFAULT.with_(top_k=60))  # deep enough to see hops
-    assert "neighbors" in store.calls and "dense:fused" in store.calls
+    assert "links" in store.calls and "dense:fused" in store.calls
     assert any(c.trace.distance > 0 for c in result.candidates)
     assert "fused_0" in result.seeds
 
 
 def test_memfuse_no_graph_walks_no_edge(store: FakeStore) -> None:
     result = search(store, QUERY, MEMFUSE_NO_GRAPH)
-    assert "neighbors" not in store.calls
+    assert "links" not in store.calls
     assert "fused_0" in result.seeds  # fused nodes still seed, and project to members
     assert all(c.trace.distance == 0 or c.via_fused for c in result.candidates)
 
