@@ -67,7 +67,11 @@ class _Router:
 
 
 def _fresh(default: Any) -> Any:
-    """A default for one run: containers copied (a node may build on them), the rest shared."""
+    """A default for one run: containers copied (a node may build on them), the rest shared.
+    An empty list, dict or set is made new rather than deep-copied (most defaults are; the
+    copy machinery cost 1 % of a fused ingest)."""
+    if isinstance(default, (list, dict, set)) and not default:
+        return type(default)()
     return copy.deepcopy(default) if isinstance(default, (list, dict, set, BaseModel)) else default
 
 
