@@ -36,6 +36,13 @@ def _encode(src: int, dst: int, edge_type: EdgeType) -> int:
     return (((src << _NODE_BITS) | dst) << _TYPE_BITS) | _TYPE_CODE[edge_type]
 
 
+def _by_type(codes: list[int]) -> list[int]:
+    """A node's edge codes by type, in the order the node first met each type, then in the
+    order they were stored (the order `neighbors` and `links` give)."""
+    first_seen = {code & _TYPE_MASK: 0 for code in codes}
+    return [code for wanted in first_seen for code in codes if code & _TYPE_MASK == wanted]
+
+
 def _type_of(code: int) -> EdgeType:
     return _TYPES[code & _TYPE_MASK]
 
@@ -249,23 +256,17 @@ class EdgeStore:
         if edge_type is not None:
             wanted = _TYPE_CODE[edge_type]
             return [self._edge(code) for code in codes if code & _TYPE_MASK == wanted]
-        first_seen = {code & _TYPE_MASK: 0 for code in codes}
-        return [self._edge(c) for t in first_seen for c in codes if c & _TYPE_MASK == t]
+        return [self._edge(code) for code in _by_type(codes)]
 
     def links(self, node_id: str) -> list[Link]:
         """`neighbors(node_id)` as links from the node, in the same order."""
         number, codes = self._codes_of(node_id)
-        if not codes:
-            return []
-        first_seen = {code & _TYPE_MASK: 0 for code in codes}
         out = []
-        for wanted in first_seen:
-            for code in codes:
-                if code & _TYPE_MASK == wanted:
-                    src, dst = self._ends(code)
-                    outgoing = src == number
-                    other = self._names[dst if outgoing else src]
-                    out.append(Link(_type_of(code), other, self._weight[code], outgoing))
+        for code in _by_type(codes):
+            src, dst = self._ends(code)
+            outgoing = src == number
+            other = self._names[dst if outgoing else src]
+            out.append(Link(_type_of(code), other, self._weight[code], outgoing))
         return out
 
     def others(self, node_id: str, edge_type: EdgeType) -> list[str]:
