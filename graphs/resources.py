@@ -183,7 +183,9 @@ class Resources:
         return "llm" if self.lm is not None else "offline"
 
     def refresh(self) -> None:
-        """Catch up with other processes' commits (call once, when a run begins)."""
+        """Catch up with other processes' commits (call once, when a run begins); the run
+        reads through a new view (a view remembers what it read, see `memory.access`)."""
+        self._views.clear()
         if self.store is not None:
             self.store.refresh()
 

@@ -51,8 +51,9 @@ class VisibleStore:
     """The read surface of `MemoryStoreAPI` for one reader over one store: a requester (None:
     every audience, an administrative read), a time (`as_of`; None: no cut), or both.
 
-    Build one per request (it memoises what it checked and never outlives the request, so
-    it cannot go stale); it reads the store's current visibility on every new id.
+    Build one per request (it memoises what it checked, the searches it ran and the edges
+    it walked, and never outlives the request, so it cannot go stale); it reads the store's
+    current visibility on every new id.
     """
 
     def __init__(
@@ -72,6 +73,10 @@ class VisibleStore:
         self._who = self.requester.casefold() if self.requester is not None else None
         self._seen: dict[str, bool] = {}
         self._visible: list[Event] | None = None
+        # What this view already answered: a question's later rounds repeat many of its first
+        # round's searches (the guard's, the focus query's) and walk the same edges.
+        self._hits: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
+        self._links: dict[str, list[Link]] = {}
 
     # --- the checks ---------------------------------------------------------------------
 
@@ -175,9 +180,14 @@ class VisibleStore:
         ]
 
     def links(self, node_id: str) -> list[Link]:
-        if not self.may_see(node_id):
-            return []
-        return [link for link in self.store.links(node_id) if self.may_see(link.other)]
+        found = self._links.get(node_id)
+        if found is None:
+            found = self._links[node_id] = (
+                [link for link in self.store.links(node_id) if self.may_see(link.other)]
+                if self.may_see(node_id)
+                else []
+            )
+        return list(found)
 
     def has_edge(self, src: str, dst: str, edge_type: EdgeType) -> bool:
         return self.may_see(src) and self.may_see(dst) and self.store.has_edge(src, dst, edge_type)
@@ -209,12 +219,29 @@ class VisibleStore:
         kind: NodeKind | None = None,
         between: tuple[datetime, datetime] | None = None,
     ) -> list[tuple[str, float]]:
-        return self._widened(lambda m: self.store.dense_search(query_vector, m, kind, between), n)
+        vector = np.asarray(query_vector)
+        key = ("dense", vector.dtype.str, vector.tobytes(), n, kind, between)
+        return self._remembered(
+            key,
+            lambda: self._widened(lambda m: self.store.dense_search(vector, m, kind, between), n),
+        )
 
     def lexical_search(
         self, query: str, n: int, kind: NodeKind | None = None
     ) -> list[tuple[str, float]]:
-        return self._widened(lambda m: self.store.lexical_search(query, m, kind), n)
+        return self._remembered(
+            ("lexical", query, n, kind),
+            lambda: self._widened(lambda m: self.store.lexical_search(query, m, kind), n),
+        )
+
+    def _remembered(
+        self, key: tuple[Any, ...], search: Callable[[], list[tuple[str, float]]]
+    ) -> list[tuple[str, float]]:
+        """A search this view already ran, answered again without running it (a copy)."""
+        hits = self._hits.get(key)
+        if hits is None:
+            hits = self._hits[key] = search()
+        return list(hits)
 
     def term_rarity(self, text: str) -> dict[str, float]:
         """The whole memory's idf, as `lexical_search` already ranks by it: a word's rarity
@@ -301,6 +328,8 @@ class VisibleStore:
         if changed:
             self._seen.clear()
             self._visible = None
+            self._hits.clear()
+            self._links.clear()
         return changed
 
     def __getattr__(self, name: str) -> Any:

@@ -19,6 +19,7 @@ import pytest
 from dspy.utils.dummies import DummyLM
 
 from graphs import resources
+from graphs.direct import invoker
 from graphs.retrieval import (
     ABLATIONS,
     MEMFUSE,
@@ -29,11 +30,12 @@ from graphs.retrieval import nodes as retrieval_nodes
 from graphs.retrieval.context import RetrievalContext
 from graphs.retrieval.graph import builder, graph
 from graphs.retrieval.planning import final_selection
-from graphs.retrieval.state import keep_best, keep_first
+from graphs.retrieval.state import RetrievalOutput, keep_best, keep_first
 from memfuse.settings import MemFuseSettings
 from memory.embeddings import Embedder, SentenceTransformerEmbedder
 from memory.errors import ConfigurationError, UnknownRecipeError
 from memory.models import Event
+from memory.read_request import read_request
 from memory.records import Candidate, ExpansionTrace
 from memory.search.config import RECIPES
 from memory.search.plan import RoundPlan
@@ -811,3 +813,28 @@ def test_a_run_checks_its_request_once_and_builds_one_view(
     assert result.round == 2
     assert calls == {"checks": 1, "views": 1}
     assert result.request is not None and result.request.requester == "David"
+
+
+@pytest.mark.parametrize("runtime", ["direct", "langgraph"])
+def test_a_reused_context_reads_each_run_afresh(store: MemoryStore, runtime: str) -> None:
+    """A view remembers the searches it ran (a question's later rounds repeat the first's), so
+    each run reads through a new one: a second run with the same context and the same reader
+    finds what was stored after the first."""
+    request = read_request("When was the piano lesson?", requester="Emma", k=6)
+    context = ControllerOptions(policy="offline").context(store, 6).injecting(request=request)
+    run = invoker(graph, runtime, RetrievalOutput)  # type: ignore[arg-type]
+    given = request.model_dump()
+    assert "e99" not in run(given, context).event_ids
+    store.add_events(
+        [
+            Event(
+                event_id="e99",
+                timestamp=datetime(2026, 5, 13, 16, 0),
+                device="phone_emma",
+                modality="app_usage",
+                description="Piano lesson with Mrs Kerr booked for Thursday",
+                characters=("Emma",),
+            )
+        ]
+    )
+    assert "e99" in run(given, context).event_ids

@@ -7,9 +7,11 @@ on one real store with fused packs that straddle the times asked.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -141,3 +143,39 @@ def test_a_views_links_are_the_neighbours_it_shows(store: MemoryStore, when: dat
         if when < LAST:  # the cut hides something
             shown = sum(len(view.links(n)) for n in nodes)
             assert shown < sum(len(store.links(n)) for n in nodes)
+
+
+class CountingStore:
+    """The real store, counting the index searches and edge reads a view asks of it."""
+
+    def __init__(self, store: MemoryStore):
+        self.store = store
+        self.calls: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.store, name)
+        if name in ("dense_search", "lexical_search", "links"):
+            self.calls[name] += 1
+        return found
+
+
+def test_a_view_runs_a_repeated_search_and_walk_once(store: MemoryStore) -> None:
+    """A question's later rounds repeat some of its first round's searches and walk the same
+    edges: the view answers them again from what it read, with the same hits, as copies."""
+    counting = CountingStore(store)
+    view = VisibleStore(counting, as_of=EVENTS[30].timestamp)  # type: ignore[arg-type]
+    vector = store.embed_query("kettle")
+    first = view.dense_search(vector, 5)
+    asked = dict(counting.calls)  # a filtered search may ask the index more than once
+    first.append(("mutated", 1.0))  # a caller's change stays the caller's
+    assert view.dense_search(vector, 5) == first[:-1] and counting.calls == asked
+    assert len(view.dense_search(vector, 6)) == 6 and counting.calls != asked
+    asked = dict(counting.calls)
+    words = view.lexical_search("door alarm", 4)
+    assert counting.calls != asked
+    asked = dict(counting.calls)
+    assert view.lexical_search("door alarm", 4) == words and counting.calls == asked
+    links = view.links("e03")
+    asked = dict(counting.calls)
+    assert view.links("e03") == links and counting.calls == asked
+    assert links == [Link.of(edge, "e03") for edge in view.neighbors("e03")] and links
