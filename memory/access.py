@@ -34,6 +34,9 @@ from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.visibility import audience
 
 _WIDEN = 4  # a filtered search asks the index for this many times more, until it has enough
+# A time cut over at most this many events is checked against their ids, listed once per view
+# (~50 ns an id); past it each id's event is read for its time.
+_CUT_SET_LIMIT = 8192
 
 
 class ReadOnlyViewError(MemFuseError, AttributeError):
@@ -73,6 +76,7 @@ class VisibleStore:
         self._who = self.requester.casefold() if self.requester is not None else None
         self._seen: dict[str, bool] = {}
         self._visible: list[Event] | None = None
+        self._upto: frozenset[str] | None = None  # the ids at or before the cut, when few
         # What this view already answered: a question's later rounds repeat many of its first
         # round's searches (the guard's, the focus query's) and walk the same edges.
         self._hits: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
@@ -101,13 +105,26 @@ class VisibleStore:
         if known is None:
             try:
                 known = self._who is None or _admits(self._who, self.store.visibility_of(event_id))
-                known = known and (
-                    self.as_of is None or self.store.get_event(event_id).timestamp <= self.as_of
-                )
+                known = known and self._before_cut(event_id)
             except NodeNotFoundError:
                 known = False
             self._seen[event_id] = known
         return known
+
+    def _before_cut(self, event_id: str) -> bool:
+        """Observed at or before `as_of` (NodeNotFoundError for an unknown id the cut cannot
+        place). Over a short past the view lists the ids up to the cut once and looks each id
+        up there, instead of reading its event (a search checks hundreds); an event stored
+        after that stays outside the view, as one stored after the request would."""
+        if self.as_of is None:
+            return True
+        if self._upto is None and (
+            self.store.count_events_between(datetime.min, self.as_of) <= _CUT_SET_LIMIT
+        ):
+            self._upto = frozenset(self.store.events_between(datetime.min, self.as_of))
+        if self._upto is not None and event_id in self._upto:
+            return True
+        return self.store.get_event(event_id).timestamp <= self.as_of
 
     def _require(self, node_id: str, what: str) -> None:
         if not self.may_see(node_id):  # the same error as for an unknown id: no existence leak
@@ -253,7 +270,10 @@ class VisibleStore:
             end = min(end, self.as_of)
             if end < start:
                 return []
-        return [i for i in self.store.events_between(start, end) if self._event_visible(i)]
+        ids = self.store.events_between(start, end)
+        if self._who is None:  # a time cut alone: the index has already cut them
+            return ids
+        return [i for i in ids if self._event_visible(i)]
 
     def count_events_between(self, start: datetime, end: datetime) -> int:
         if self._who is None:  # a time cut alone: the store counts, no event is read
@@ -328,6 +348,7 @@ class VisibleStore:
         if changed:
             self._seen.clear()
             self._visible = None
+            self._upto = None
             self._hits.clear()
             self._links.clear()
         return changed

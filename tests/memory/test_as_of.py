@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphs.retrieval import ABLATIONS, retrieve
+from memory import access
 from memory.access import VisibleStore, as_of
 from memory.models import Edge, EdgeType, Event, FusedNode, Link
 from memory.retrieval import assemble_context, search
@@ -179,3 +181,21 @@ def test_a_view_runs_a_repeated_search_and_walk_once(store: MemoryStore) -> None
     asked = dict(counting.calls)
     assert view.links("e03") == links and counting.calls == asked
     assert links == [Link.of(edge, "e03") for edge in view.neighbors("e03")] and links
+
+
+@property_settings
+@given(when=times)
+def test_a_time_cut_shows_the_same_whether_it_lists_ids_or_reads_events(
+    store: MemoryStore, when: datetime
+) -> None:
+    """A short past is checked against the ids up to the cut, listed once; a long one by
+    reading each event's time. Both show exactly the events observed by then, and the packs
+    all of whose members were."""
+    nodes = [e.event_id for e in EVENTS] + [f"fused_{n}" for n in range(0, 40, 8)] + ["nope"]
+    listed = as_of(store, when)
+    with mock.patch.object(access, "_CUT_SET_LIMIT", 0):
+        read = as_of(store, when)
+        shown_by_reading = {node for node in nodes if read.may_see(node)}
+    assert {node for node in nodes if listed.may_see(node)} == shown_by_reading
+    packs = {f"fused_{n}": EVENTS[min(n + 7, 39)].timestamp for n in range(0, 40, 8)}
+    assert shown_by_reading == known_at(when) | {p for p, end in packs.items() if end <= when}
