@@ -229,6 +229,16 @@ class VisibleStore:
         self._require(node_id, "node")
         return self.store.vector(node_id)
 
+    def vectors(self, node_ids: Sequence[str]) -> np.ndarray:
+        """`vector` for many ids at once: in one batch when the store reads batches."""
+        ids = list(node_ids)
+        for node_id in ids:
+            self._require(node_id, "node")
+        batch = getattr(self.store, "vectors", None)
+        if callable(batch):
+            return np.asarray(batch(ids))
+        return np.stack([self.store.vector(i) for i in ids]) if ids else np.zeros((0, 0))
+
     def dense_search(
         self,
         query_vector: np.ndarray,

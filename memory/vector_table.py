@@ -81,6 +81,14 @@ class VectorTable:
         slot = self._slot_of.get(node_id)
         return None if slot is None else self._matrix.row(slot)
 
+    def take(self, node_ids: Sequence[str]) -> np.ndarray | None:
+        """The rows of `node_ids`, in their order, in one gather (a copy); None when one of
+        them has no row."""
+        slots = [self._slot_of.get(i) for i in node_ids]
+        if None in slots:
+            return None
+        return self._matrix.take(np.asarray(slots, dtype=np.int64))
+
     def _grow(self, dim: int) -> None:
         if len(self._ids) < self._matrix.capacity and dim == self._matrix.dim:
             return

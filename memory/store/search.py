@@ -41,8 +41,13 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         return vector.copy()
 
     def vectors(self, node_ids: Sequence[str]) -> np.ndarray:
-        """Stacked unit vectors of node_ids, one row each, in order."""
-        return np.stack([self.vector(i) for i in node_ids]) if node_ids else np.zeros((0, 0))
+        """Stacked unit vectors of node_ids, one row each, in order (a copy)."""
+        if not node_ids:
+            return np.zeros((0, 0))
+        rows = self._vectors.take(node_ids)
+        if rows is None:  # one has no vector: the error names it
+            return np.stack([self.vector(i) for i in node_ids])
+        return rows
 
     def dense_search(
         self,

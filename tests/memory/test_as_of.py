@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from graphs.retrieval import ABLATIONS, retrieve
 from memory import access
 from memory.access import VisibleStore, as_of
+from memory.errors import NodeNotFoundError
 from memory.models import Edge, EdgeType, Event, FusedNode, Link
 from memory.retrieval import assemble_context, search
 from memory.search.config import RECIPES
@@ -199,3 +201,16 @@ def test_a_time_cut_shows_the_same_whether_it_lists_ids_or_reads_events(
     assert {node for node in nodes if listed.may_see(node)} == shown_by_reading
     packs = {f"fused_{n}": EVENTS[min(n + 7, 39)].timestamp for n in range(0, 40, 8)}
     assert shown_by_reading == known_at(when) | {p for p, end in packs.items() if end <= when}
+
+
+def test_a_views_vectors_are_its_vectors_one_by_one(store: MemoryStore) -> None:
+    """The batch read a search's cache uses gives each id's own vector, in order, and refuses
+    an id the view does not show (or the store does not hold) as `vector` does."""
+    view = as_of(store, EVENTS[20].timestamp)
+    ids = ["e03", "e20", "e07", "fused_0", "e03"]
+    assert np.array_equal(view.vectors(ids), np.stack([view.vector(i) for i in ids]))
+    assert np.array_equal(store.vectors(ids), view.vectors(ids))
+    with pytest.raises(NodeNotFoundError):
+        view.vectors(["e03", "e21"])  # observed after the time asked
+    with pytest.raises(NodeNotFoundError):
+        store.vectors(["e03", "nope"])
