@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.text import escape_invisible_json, single_line
+from memory.text import escape_invisible_json, single_line, tokenize
 
 BIDI = {
     "\u202a",
@@ -61,3 +61,12 @@ def test_escaped_json_round_trips_and_hides_nothing(text: str) -> None:
         escaped = escape_invisible_json(dumped)
         assert json.loads(escaped) == json.loads(dumped)
         assert not any(c in escaped for c in [*BIDI_TEXT, "\x7f", "\x85", "\u2028"])
+
+
+def test_tokenize_hands_out_a_new_list_each_time() -> None:
+    """Tokens are cached by text; a caller that changes its list changes only its own."""
+    first = tokenize("Kettle boiled twice in the kitchen")
+    first.append("poison")
+    assert tokenize("Kettle boiled twice in the kitchen") == ["kettl", "boil", "twic", "kitchen"]
+    long = "kettle boiled " * 400  # past the cached length: tokenized afresh, the same way
+    assert tokenize(long) == ["kettl", "boil"] * 400
