@@ -112,10 +112,10 @@ class VisibleStore:
         return known
 
     def _before_cut(self, event_id: str) -> bool:
-        """Observed at or before `as_of` (NodeNotFoundError for an unknown id the cut cannot
-        place). Over a short past the view lists the ids up to the cut once and looks each id
-        up there, instead of reading its event (a search checks hundreds); an event stored
-        after that stays outside the view, as one stored after the request would."""
+        """Observed at or before `as_of` (NodeNotFoundError for an unknown id). Over a short
+        past the view lists the ids up to the cut once and finds most ids there instead of
+        reading their events (a search checks hundreds); an id it does not find (a later
+        event, or one stored since the list was made) is read for its time, as before."""
         if self.as_of is None:
             return True
         if self._upto is None and (

@@ -188,7 +188,8 @@ _CACHED_TEXT = 2048
 def _cached_tokens(text: str) -> tuple[str, ...]:
     """`tokenize`, cached by text: a fused event's description is tokenized by the embedder
     (hashing), the lexical index, the rarity counts and the pack summaries within a few events
-    of each other (~2 % of a fused ingest at 100k events, py-spy)."""
+    of each other (tokenize was ~3.8 % of a fused ingest at 100k events, py-spy; the cache
+    answers ~77 % of the calls)."""
     return _tokens(text)
 
 
