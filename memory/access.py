@@ -76,7 +76,7 @@ class VisibleStore:
         self._who = self.requester.casefold() if self.requester is not None else None
         self._seen: dict[str, bool] = {}
         self._visible: list[Event] | None = None
-        self._upto: frozenset[str] | None = None  # the ids at or before the cut, when few
+        self._upto: frozenset[str] | None = None  # the ids up to the cut (none when many)
         # What this view already answered: a question's later rounds repeat many of its first
         # round's searches (the guard's, the focus query's) and walk the same edges.
         self._hits: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
@@ -118,11 +118,12 @@ class VisibleStore:
         event, or one stored since the list was made) is read for its time, as before."""
         if self.as_of is None:
             return True
-        if self._upto is None and (
-            self.store.count_events_between(datetime.min, self.as_of) <= _CUT_SET_LIMIT
-        ):
-            self._upto = frozenset(self.store.events_between(datetime.min, self.as_of))
-        if self._upto is not None and event_id in self._upto:
+        if self._upto is None:  # decided once per view: a long past lists nothing
+            short = self.store.count_events_between(datetime.min, self.as_of) <= _CUT_SET_LIMIT
+            self._upto = frozenset(
+                self.store.events_between(datetime.min, self.as_of) if short else ()
+            )
+        if event_id in self._upto:
             return True
         return self.store.get_event(event_id).timestamp <= self.as_of
 
