@@ -12,13 +12,16 @@ Token matching cannot tell a facet that is named from one that is answered, so c
 never sends the twin searching again: after the first round it aims one pivot round at the
 best evidence found (`EvidencePivot`: what happened beside it, and its distinctive words),
 which reaches what the question's own words cannot; once a pivot has run it stops. With no
-event to pivot on, it falls back to a plan aimed at the missing facets.
+event to pivot on, it falls back to a plan aimed at the missing facets. The pivot also follows
+the anchors' record to the other days (`series`) over a window of several days the question
+names, or over the days the best evidence shows one device's record recurring on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -34,6 +37,11 @@ EVIDENCE_PER_FACET = 3
 CONFIDENT = 0.6
 PIVOT_ANCHORS = 5  # the best events a pivot round starts from
 PIVOT_CONFIDENCE = 0.8
+SERIES_MINUTES = EvidencePivot.model_fields["series_minutes"].default
+RECURRENCE_EVIDENCE = 20  # the best events a recurring record is looked for among
+RECURRING_DAYS = 3  # days the best event's record must show up on among those events
+RECURRENCE_MAX_DAYS = 7  # a record seen on days further apart is not shown to recur daily
+SERIES_MARGIN_DAYS = 1  # the recurring record's days, widened by this many on each side
 
 
 @dataclass(frozen=True)
@@ -168,20 +176,75 @@ def exhausted(missing: list[Facet], executed: list[RoundPlan], round: int, min_r
     return bool(followups) and all(f.kind == "time" or f.value.lower() in searched for f in missing)
 
 
-def pivot_anchors(evidence: list[EvidenceItem]) -> list[str]:
-    """The best-scored events of the evidence (fused summaries are not anchors)."""
+def best_events(evidence: list[EvidenceItem], n: int) -> list[EvidenceItem]:
+    """The `n` best-scored events of the evidence (fused summaries are not events)."""
     events = [e for e in evidence if e.kind == NodeKind.EVENT]
     events.sort(key=lambda e: (-e.score, e.node_id))
-    return [e.node_id for e in events[:PIVOT_ANCHORS]]
+    return events[:n]
 
 
-def pivot_plan(question_plan: RoundPlan, anchors: list[str]) -> RoundPlan:
-    """The question's plan, pivoting on the anchors; over a window of several days also on
-    their series (the same record on the other days)."""
+def pivot_anchors(evidence: list[EvidenceItem]) -> list[str]:
+    """The best-scored events of the evidence (fused summaries are not anchors)."""
+    return [e.node_id for e in best_events(evidence, PIVOT_ANCHORS)]
+
+
+def recurring_days(best: list[EvidenceItem], minutes: int) -> tuple[date, date] | None:
+    """The days to look for a recurring record on, when the best event of the evidence is
+    one: its device's events among `best` (best first) fall on at least `RECURRING_DAYS`
+    different days, within `RECURRENCE_MAX_DAYS` days and `minutes` of its time of day (a
+    daily step count, a night's sleep, an evening lock-up). The span of those days, widened by
+    `SERIES_MARGIN_DAYS` on each side; None when the best event is no such record.
+
+    A question's words often find a few days of such a record and not the rest, which sit
+    among the device's other logs; a question with no time phrase ("how much time did Eve
+    spend on her phone each day?") gets no window over days, so only the evidence can say
+    that the other days are worth a look. The best event, not any: a smoke alarm's self-tests
+    sit just below the alarm that went off, and following them lets one more self-test into
+    the context in place of the oven left on next door
+    (`tests/graphs/test_retrieval_graph.py`). Three days, not two: one device's logs on two
+    days at about the same hour are common (a thermostat's readings, a phone's Wi-Fi notes),
+    and following two cost the fusion and user_query categories more than it bought
+    (`memfuse bench --suite`)."""
+    if not best:
+        return None
+    top = best[0]
+    days = sorted(
+        {
+            other.timestamp.date()
+            for other in best
+            if other.device == top.device
+            and abs((other.timestamp.date() - top.timestamp.date()).days) <= RECURRENCE_MAX_DAYS
+            and _minutes_apart_in_day(other.timestamp, top.timestamp) <= minutes
+        }
+    )
+    if len(days) < RECURRING_DAYS:
+        return None
+    margin = timedelta(days=SERIES_MARGIN_DAYS)
+    return days[0] - margin, days[-1] + margin
+
+
+def _minutes_apart_in_day(a: datetime, b: datetime) -> float:
+    """How far apart two times of day are, across midnight too (23:50 and 00:10: 20)."""
+    apart = abs((a.hour * 60 + a.minute) - (b.hour * 60 + b.minute))
+    return min(apart, 24 * 60 - apart)
+
+
+def pivot_plan(
+    question_plan: RoundPlan, anchors: list[str], evidence: Sequence[EvidenceItem] = ()
+) -> RoundPlan:
+    """The question's plan, pivoting on the anchors, and also on their series (the same
+    record on the other days) over a window of several days — or, when the question gives
+    none, over the days the anchors show one device's record recurring on."""
+    over_days = question_plan.time_window.over_days(CONFIDENT)
+    best = best_events(list(evidence), RECURRENCE_EVIDENCE)
+    days = None if over_days else recurring_days(best, SERIES_MINUTES)
     pivot = EvidencePivot(
         enabled=True,
         anchors=anchors,
-        series=question_plan.time_window.over_days(CONFIDENT),
+        series=over_days or days is not None,
+        series_minutes=SERIES_MINUTES,
+        series_from=days[0] if days else None,
+        series_to=days[1] if days else None,
         confidence=PIVOT_CONFIDENCE,
     )
     return question_plan.model_copy(update={"pivot": pivot})
@@ -222,7 +285,7 @@ class OfflineEvidenceJudge(dspy.Module):
         if final_round or pivoted:
             pass  # a pivot has run: token matching has nothing better to aim at
         elif anchors:
-            next_plan = pivot_plan(question_plan, anchors)
+            next_plan = pivot_plan(question_plan, anchors, evidence)
         elif not exhausted(missing, executed, round, min_rounds):
             next_plan = next_plan_for(question_plan, missing, executed, question)
         sufficient = complete and round >= min_rounds and next_plan is None

@@ -66,8 +66,9 @@ class RetrievalContext(RunContext):
         default=True,
         metadata=about(
             "For a question over several days (the question plan's confident window is longer "
-            "than a day), count a later find as a copy only of events above it on the same "
-            "day: the same record on another day (a daily step count, screen time, sleep) is "
+            "than a day, or a pivot round found an anchor's record on other days: the evidence "
+            "showed one recurring), count a later find as a copy only of events above it on the "
+            "same day: the same record on another day (a daily step count, screen time, sleep) is "
             "news to it. Off, or for any other question = copies across any days (on the "
             "conversations, day-scoped copies for every question let near-repeats from other "
             "sessions in: 0.715 -> 0.707)."

@@ -42,6 +42,7 @@ from memory.models import is_fused_id
 from memory.read_request import ReadRequest, read_request
 from memory.retrieval import assemble_context, search
 from memory.search.guard import keep_reserved
+from memory.search.pivot import SERIES
 from memory.store_api import MemoryStoreAPI
 from signatures.evidence import judge_inputs
 from signatures.planning import planner_inputs
@@ -246,8 +247,11 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     k = request.k
     selected = state.judgements[-1].selected_ids if state.judgements else []
     config = run_search_config(context, resources, k)
-    over_days = bool(state.plans) and state.plans[0].time_window.over_days(
-        config.constraint_confidence
+    # over several days: by the question's window, or by a record the evidence showed recurring
+    # and a pivot round found on other days (seed list `pivot:series`)
+    over_days = bool(state.plans) and (
+        state.plans[0].time_window.over_days(config.constraint_confidence)
+        or any(SERIES in c.trace.seed_lists for c in state.candidates.values())
     )
     ranked = final_selection(
         selected,

@@ -10,9 +10,10 @@ Two lists, each holding only events the caller does not hold yet, taken in turns
   distinctive words added — pseudo-relevance feedback, the words chosen by the lexical
   index's own idf, so boilerplate every sensor repeats is never chosen.
 
-- **series** (when the pivot asks for it, for a question over several days): on each other
-  day of the plan's window, the anchor device's event nearest the anchor in text within
-  `series_minutes` of its time of day. A device that reports once a day (steps, screen
+- **series** (when the pivot asks for it: for a question over several days, or when the
+  evidence shows one device's record on several days): on each other day of the plan's
+  window, else of the days the pivot carries, the anchor device's event nearest the anchor in
+  text within `series_minutes` of its time of day. A device that reports once a day (steps, screen
   time, sleep, the door locked each evening) writes the same kind of record at about the
   same time; the question's words find a day or two of them, and the rest sit among the
   device's other logs that share its boilerplate.
@@ -45,6 +46,14 @@ COLOCATED = "pivot:colocated"
 FEEDBACK = "pivot:feedback"
 SERIES = "pivot:series"
 FEEDBACK_ANCHORS = 3  # the feedback words come from the best few anchors only
+RECORD_LIKENESS = 0.7
+"""Cosine to its anchor (index texts: description, device, place, people) from which another
+day's event counts as the same record when the days come from the evidence
+(`EvidencePivot.series_days`), not from a window the question named. One device's daily
+records (a step total, a night's sleep) read alike well above it; a speaker's turns at the
+same hour on other days mostly do not, and a conversation is no record. `memfuse bench
+--suite`: the same recall at 0.6 and 0.7 on every dev source, and without a bar too but for
+seed 11 (0.001 lower)."""
 
 
 def active_pivot(plan: RoundPlan, config: SearchConfig) -> EvidencePivot | None:
@@ -105,11 +114,12 @@ def series(
     minutes: int,
     query_vector: np.ndarray,
     known: Collection[str],
+    min_likeness: float = -1.0,
 ) -> list[tuple[str, str, float]]:
     """(event id, anchor id, cosine to the question) of each anchor's record on the other
     days of `window`: per anchor and day, the anchor device's new event within `minutes` of
-    the anchor's time of day with the highest cosine to the anchor; best cosine to the
-    question first."""
+    the anchor's time of day with the highest cosine to the anchor, if that cosine reaches
+    `min_likeness`; best cosine to the question first."""
     start, end = window
     radius = timedelta(minutes=minutes)
     cache = StoreCache(store)
@@ -131,7 +141,8 @@ def series(
                 continue
             cosines = cache.vectors(same) @ anchor_vector
             best = max(range(len(same)), key=lambda j: (float(cosines[j]), same[j]))
-            anchor_of.setdefault(same[best], anchor.event_id)
+            if float(cosines[best]) >= min_likeness:
+                anchor_of.setdefault(same[best], anchor.event_id)
     return by_question(cache, anchor_of, query_vector)
 
 
@@ -181,14 +192,19 @@ def pivot_candidates(
     known: Collection[str],
     window: tuple[datetime, datetime] | None = None,
 ) -> tuple[list[Candidate], list[Candidate], list[str]]:
-    """The co-located candidates, the series candidates (with `pivot.series` and a window)
-    and the feedback words of one pivot (no search yet)."""
+    """The co-located candidates, the series candidates (with `pivot.series` and a window:
+    the plan's, else the pivot's own days) and the feedback words of one pivot (no search
+    yet)."""
     anchors = store.get_events([a for a in pivot.anchors if store.has_node(a)])
     terms = feedback_terms(store, anchors[:FEEDBACK_ANCHORS], question, pivot.terms)
     near = colocated(store, anchors, pivot.minutes, query_vector, known)
     recurring: list[tuple[str, str, float]] = []
     if pivot.series and window is not None:
         recurring = series(store, anchors, window, pivot.series_minutes, query_vector, known)
+    elif pivot.series and (days := pivot.series_days()) is not None:
+        recurring = series(
+            store, anchors, days, pivot.series_minutes, query_vector, known, RECORD_LIKENESS
+        )
     return _candidates(near, COLOCATED), _candidates(recurring, SERIES), terms
 
 

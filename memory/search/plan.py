@@ -135,12 +135,30 @@ class EvidencePivot(BaseModel):
     series_minutes: int = Field(
         default=60, ge=1, le=720, description="How far from the anchor's time of day."
     )
+    series_from: dt.date | None = Field(
+        default=None,
+        description="First day to look for the record on when the plan has no confident "
+        "window (with `series_to`; the plan's window wins): the days the evidence itself shows "
+        "a recurring record over, when the question names none.",
+    )
+    series_to: dt.date | None = Field(default=None, description="Last such day.")
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 
     @field_validator("anchors")
     @classmethod
     def _anchors(cls, value: list[str]) -> list[str]:
         return list(dict.fromkeys(a for a in value if a))[:8]
+
+    def series_days(self) -> tuple[datetime, datetime] | None:
+        """[first day 00:00, last day 23:59:59.999999] of `series_from`/`series_to`; None
+        unless both are given, in order."""
+        if self.series_from is None or self.series_to is None:
+            return None
+        if self.series_to < self.series_from:
+            return None
+        return datetime.combine(self.series_from, time.min), datetime.combine(
+            self.series_to, time.max
+        )
 
 
 class SeedQuotas(BaseModel):

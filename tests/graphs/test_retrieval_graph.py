@@ -703,6 +703,28 @@ def test_over_a_week_the_pivot_round_finds_another_days_record(tmp_path: Path) -
     assert missing <= set(full.event_ids) and missing <= set(full.added[1])
 
 
+def test_a_record_the_evidence_shows_recurring_is_followed_to_its_other_days(
+    tmp_path: Path,
+) -> None:
+    """No time phrase, so no window over the week: the first round's best evidence holds the
+    phone's evening report on three days or more, and the pivot round follows that record to
+    the other days the evidence spans, as it would over a window the question named."""
+    store = open_with(tmp_path / "week", phone_week(), SentenceTransformerEmbedder())
+    try:
+        asked = {"question_time": "2026-05-18T10:00:00", "admin": True, "k": 10}
+        question = "How much time did Eve spend on her phone each day?"
+        single = retrieve(store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
+        full = retrieve(store, question, options=MEMFUSE, **asked)
+    finally:
+        store.close()
+    reports = {f"st{day}" for day in range(11, 18)}
+    assert full.plans[0].time_window.bounds() is None or full.plans[0].time_window.confidence < 0.6
+    pivot = full.plans[1].pivot
+    assert pivot.series and pivot.series_from is not None and pivot.series_to is not None
+    gained = (reports & set(full.event_ids)) - set(single.event_ids)
+    assert len(gained) >= 2 and gained <= set(full.added[1])
+
+
 def test_a_round_that_could_add_nothing_is_not_run(smoke_store: MemoryStore) -> None:
     """Round 1 already holds every event the question may read: no second round."""
     result = retrieve(

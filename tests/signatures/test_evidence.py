@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 
 import dspy
 import pytest
@@ -153,6 +153,55 @@ def test_over_several_days_the_pivot_also_asks_for_the_series() -> None:
         pivot_plan(QUESTION_PLAN.model_copy(update={"time_window": unsure}), ["e1"]).pivot.series
         is False
     )
+
+
+def nightly(day: int, minute: int, device: str = "watch_david") -> EvidenceItem:
+    """One night's sleep record of `device`, on 2026-05-`day` at 07:`minute`."""
+    return SLEEP.model_copy(
+        update={
+            "node_id": f"n{day}",
+            "timestamp": datetime(2026, 5, day, 7, 0) + timedelta(minutes=minute),
+            "device": device,
+        }
+    )
+
+
+def test_a_record_recurring_in_the_evidence_asks_for_its_series_over_its_days() -> None:
+    """No window over days in the question, but the best events hold one device's record on
+    three days at about the same time of day: the pivot follows that record over the days
+    they span, one more on each side."""
+    evidence = [nightly(12, 0), nightly(14, 40), nightly(15, -30), COFFEE, RUN]
+    pivot = pivot_plan(QUESTION_PLAN, ["n12"], evidence).pivot
+    assert pivot.series and (pivot.series_from, pivot.series_to) == (
+        date(2026, 5, 11),
+        date(2026, 5, 16),
+    )
+    assert pivot.series_days() == (
+        datetime(2026, 5, 11),
+        datetime.combine(date(2026, 5, 16), time.max),
+    )
+    # across midnight: 23:50 and 00:10 are twenty minutes apart
+    late = [
+        nightly(12, 0).model_copy(
+            update={"node_id": f"l{day}", "timestamp": datetime(2026, 5, day, hour, minute)}
+        )
+        for day, hour, minute in [(11, 23, 50), (13, 0, 10), (14, 23, 55)]
+    ]
+    assert pivot_plan(QUESTION_PLAN, ["l11"], late).pivot.series
+
+
+def test_without_a_record_recurring_on_three_days_the_pivot_asks_for_no_series() -> None:
+    for evidence in (
+        [nightly(12, 0), nightly(14, 0), COFFEE],  # two days only
+        [nightly(12, 0), nightly(13, 90), nightly(14, 180)],  # hours apart in the day
+        [nightly(12, 0), nightly(13, 0, "phone_emma"), nightly(14, 0, "phone_david")],
+        [nightly(1, 0), nightly(12, 0), nightly(23, 0)],  # days more than a week apart
+        [summary(nightly(d, 0)) for d in (12, 13, 14)],  # fused summaries are not records
+        # the record recurs below the best event, which is something else
+        [RUN.model_copy(update={"score": 0.95}), *(nightly(d, 0) for d in (12, 13, 14))],
+    ):
+        pivot = pivot_plan(QUESTION_PLAN, [evidence[0].node_id], evidence).pivot
+        assert not pivot.series and pivot.series_days() is None
 
 
 def test_once_a_pivot_ran_the_twin_stops_even_when_incomplete() -> None:

@@ -94,3 +94,34 @@ def test_the_pivot_lists_the_series_only_when_asked_and_with_a_window(store: Mem
     plain = asked.model_copy(update={"series": False})
     _, not_asked, _ = pivot_candidates(store, plain, QUESTION, vector, set(), WEEK)
     assert without_window == [] and not_asked == []
+
+
+def test_without_a_window_the_pivots_own_days_bound_the_series(store: MemoryStore) -> None:
+    """Without a window from the question, the days the pivot carries (from the evidence)
+    bound the series; the plan's window, when there is one, wins."""
+    days = EvidencePivot(
+        enabled=True,
+        anchors=["sleep12"],
+        series=True,
+        series_from=datetime(2026, 5, 11).date(),
+        series_to=datetime(2026, 5, 14).date(),
+        confidence=1.0,
+    )
+    vector = question_vector(store)
+    _, recurring, _ = pivot_candidates(store, days, QUESTION, vector, set())
+    assert sorted(c.node_id for c in recurring) == ["sleep11", "sleep13", "sleep14"]
+    _, over_window, _ = pivot_candidates(store, days, QUESTION, vector, set(), WEEK)
+    assert {c.node_id for c in over_window} >= {"sleep16", "sleep17"}
+
+
+def test_another_days_event_counts_only_when_it_reads_enough_like_the_anchor(
+    store: MemoryStore,
+) -> None:
+    """With the summaries known, the pulse half an hour later is the watch's nearest record;
+    it reads 0.8 like the summary in this embedding, so a bar above that leaves nothing."""
+    anchor = store.get_events(["sleep12"])
+    summaries = {f"sleep{d}" for d in range(10, 19)}
+    vector = question_vector(store)
+    loose = series(store, anchor, WEEK, 60, vector, summaries, min_likeness=0.7)
+    strict = series(store, anchor, WEEK, 60, vector, summaries, min_likeness=0.9)
+    assert {"pulse13", "pulse14"} <= {event_id for event_id, _, _ in loose} and strict == []
