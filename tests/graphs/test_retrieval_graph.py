@@ -684,18 +684,23 @@ def phone_week() -> list[tuple[Any, ...]]:
     return rows
 
 
+def one_round_and_all(tmp_path: Path, question: str) -> tuple[RetrievalOutput, RetrievalOutput]:
+    """`question` over Eve's phone week (asked the next morning, k = 10): memfuse_no_ar's
+    output, then memfuse's."""
+    store = open_with(tmp_path / "week", phone_week(), SentenceTransformerEmbedder())
+    try:
+        asked = {"question_time": "2026-05-18T10:00:00", "admin": True, "k": 10}
+        single = retrieve(store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
+        return single, retrieve(store, question, options=MEMFUSE, **asked)
+    finally:
+        store.close()
+
+
 def test_over_a_week_the_pivot_round_finds_another_days_record(tmp_path: Path) -> None:
     """A question over a week: one search ranks six of the seven daily reports into a context
     of ten; the pivot round, asked for the anchors' series, brings the seventh — a near copy
     of the reports above it, but of another day, so news to this question."""
-    store = open_with(tmp_path / "week", phone_week(), SentenceTransformerEmbedder())
-    try:
-        asked = {"question_time": "2026-05-18T10:00:00", "admin": True, "k": 10}
-        question = "Which day last week was Eve on her phone the most?"
-        single = retrieve(store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
-        full = retrieve(store, question, options=MEMFUSE, **asked)
-    finally:
-        store.close()
+    single, full = one_round_and_all(tmp_path, "Which day last week was Eve on her phone the most?")
     reports = {f"st{day}" for day in range(11, 18)}
     assert len(reports & set(single.event_ids)) == 6
     assert full.round == 2 and full.plans[1].pivot.series
@@ -706,17 +711,11 @@ def test_over_a_week_the_pivot_round_finds_another_days_record(tmp_path: Path) -
 def test_a_record_the_evidence_shows_recurring_is_followed_to_its_other_days(
     tmp_path: Path,
 ) -> None:
-    """No time phrase, so no window over the week: the first round's best evidence holds the
-    phone's evening report on three days or more, and the pivot round follows that record to
-    the other days the evidence spans, as it would over a window the question named."""
-    store = open_with(tmp_path / "week", phone_week(), SentenceTransformerEmbedder())
-    try:
-        asked = {"question_time": "2026-05-18T10:00:00", "admin": True, "k": 10}
-        question = "How much time did Eve spend on her phone each day?"
-        single = retrieve(store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
-        full = retrieve(store, question, options=MEMFUSE, **asked)
-    finally:
-        store.close()
+    """No time phrase, so no window over the week: the first round's best event is one of the
+    phone's evening records, which the evidence holds on three days or more, and the pivot
+    round follows it to the other days the evidence spans (the daily reports among what it
+    brings), as it would over a window the question named."""
+    single, full = one_round_and_all(tmp_path, "How much time did Eve spend on her phone each day?")
     reports = {f"st{day}" for day in range(11, 18)}
     assert full.plans[0].time_window.bounds() is None or full.plans[0].time_window.confidence < 0.6
     pivot = full.plans[1].pivot
