@@ -83,7 +83,9 @@ answer the question.
   searches again with their most distinctive words. For a question over several days (a
   count, a busiest or quietest day, a habit over the week) also set `pivot.series`: each
   anchor's device is searched for the same kind of record near the same time of day on the
-  other days of the window.
+  other days of the window. When the question names no days but the best evidence is one
+  device's record on several days, set `pivot.series` with `pivot.series_from` and
+  `pivot.series_to` bounding the days to search.
 - On the final round, claim sufficiency only if all facets really are covered; still give
   the best selection.
 - `selected_ids` is an ordered priority shortlist of candidate ids (it need not reach top_k;

@@ -237,7 +237,7 @@ def pivot_plan(
 ) -> RoundPlan:
     """The question's plan, pivoting on the anchors, and also on their series (the same
     record on the other days) over a window of several days — or, when the question gives
-    none, over the days the anchors show one device's record recurring on."""
+    none, over the days the evidence holds its best event's record on (`recurring_days`)."""
     over_days = question_plan.time_window.over_days(CONFIDENT)
     best = best_events(list(evidence), RECURRENCE_EVIDENCE)
     days = None if over_days else recurring_days(best, SERIES_MINUTES)

