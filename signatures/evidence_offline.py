@@ -179,7 +179,7 @@ def exhausted(missing: list[Facet], executed: list[RoundPlan], round: int, min_r
     return bool(followups) and all(f.kind == "time" or f.value.lower() in searched for f in missing)
 
 
-def best_events(evidence: list[EvidenceItem], n: int) -> list[EvidenceItem]:
+def best_events(evidence: Sequence[EvidenceItem], n: int) -> list[EvidenceItem]:
     """The `n` best-scored events of the evidence (fused summaries are not events)."""
     events = [e for e in evidence if e.kind == NodeKind.EVENT]
     events.sort(key=lambda e: (-e.score, e.node_id))
@@ -239,7 +239,7 @@ def pivot_plan(
     record on the other days) over a window of several days — or, when the question gives
     none, over the days the evidence holds its best event's record on (`recurring_days`)."""
     over_days = question_plan.time_window.over_days(CONFIDENT)
-    best = best_events(list(evidence), RECURRENCE_EVIDENCE)
+    best = best_events(evidence, RECURRENCE_EVIDENCE)
     days = None if over_days else recurring_days(best, SERIES_MINUTES)
     pivot = EvidencePivot(
         enabled=True,

@@ -200,11 +200,13 @@ def pivot_candidates(
     terms = feedback_terms(store, anchors[:FEEDBACK_ANCHORS], question, pivot.terms)
     near = colocated(store, anchors, pivot.minutes, query_vector, known)
     recurring: list[tuple[str, str, float]] = []
-    if pivot.series and window is not None:
-        recurring = series(store, anchors, window, pivot.series_minutes, query_vector, known)
-    elif pivot.series and (days := pivot.series_days()) is not None:
+    # the question's window as it is; days the evidence suggested only for records alike
+    days, likeness = (
+        (window, -1.0) if window is not None else (pivot.series_days(), RECORD_LIKENESS)
+    )
+    if pivot.series and days is not None:
         recurring = series(
-            store, anchors, days, pivot.series_minutes, query_vector, known, RECORD_LIKENESS
+            store, anchors, days, pivot.series_minutes, query_vector, known, likeness
         )
     return _candidates(near, COLOCATED), _candidates(recurring, SERIES), terms
 
