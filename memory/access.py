@@ -276,6 +276,13 @@ class VisibleStore:
         says no more about hidden events than the scores of a search through this view."""
         return self.store.term_rarity(text)
 
+    def event_centroid(self) -> np.ndarray | None:
+        """The whole memory's mean event vector, hidden and later events included: one
+        average over every event names no event and no text, and the view's own mean would
+        cost a pass over its events for every question (the whole memory's is a running sum).
+        A search through the view ranks by it; it never decides what the view may return."""
+        return self.store.event_centroid()
+
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         if self.as_of is not None:
             end = min(end, self.as_of)

@@ -167,6 +167,9 @@ class MemoryStoreAPI(Protocol):
     def term_rarity(self, text: str) -> dict[str, float]:
         """Each distinct token of `text` (the lexical index's tokenizer) and its idf there."""
 
+    def event_centroid(self) -> np.ndarray | None:
+        """The mean vector of the memory's events (None without events)."""
+
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         """Event ids with start <= timestamp <= end, in time order."""
 

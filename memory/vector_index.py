@@ -383,6 +383,8 @@ class VectorIndex(VectorTable):
                 "_zone_start",
                 "_zone_end",
                 "_text_fp",
+                "_event_sum",
+                "_event_rows",
                 "_chroma_count",
             ):
                 setattr(self, name, getattr(fresh, name))

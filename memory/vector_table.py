@@ -59,6 +59,9 @@ class VectorTable:
         self._zone_start = np.zeros(0, dtype=np.float64)
         self._zone_end = np.zeros(0, dtype=np.float64)
         self._text_fp: dict[str, str] = {}
+        # the sum and count of the event rows, kept with every write, for `event_centroid`
+        self._event_sum = np.zeros(0, dtype=np.float64)
+        self._event_rows = 0
         self._pending: dict[str, Literal["upsert", "delete"]] = {}
         # pending nodes Chroma has never held: no row of theirs can be stale there, so a
         # query need not fetch extra rows for them (a fused ingest buffers hundreds)
@@ -117,7 +120,9 @@ class VectorTable:
                 f"the index {self._matrix.dim} (was the embedding model changed?)"
             )
         slot = self._slot_of.get(node_id)
-        if slot is None:
+        if slot is not None:
+            self._uncount(slot)
+        else:
             if self._free:
                 slot = self._free.pop()
                 self._ids[slot] = node_id
@@ -128,6 +133,11 @@ class VectorTable:
             self._slot_of[node_id] = slot
         self._matrix.put(slot, vector)
         self._kind[slot] = kind
+        if kind == _KIND_CODE[NodeKind.EVENT]:
+            if self._event_sum.shape[0] != vector.shape[0]:
+                self._event_sum = np.zeros(vector.shape[0], dtype=np.float64)
+            self._event_sum += self._matrix.row(slot)
+            self._event_rows += 1
         self._start[slot] = start
         self._end[slot] = end
         zone = slot // ZONE
@@ -137,10 +147,32 @@ class VectorTable:
 
     def _drop(self, node_id: str) -> None:
         slot = self._slot_of.pop(node_id)
+        self._uncount(slot)
         self._ids[slot] = None
         self._kind[slot] = 0
         self._free.append(slot)
         self._text_fp.pop(node_id, None)
+
+    def _uncount(self, slot: int) -> None:
+        """Take a row that is leaving or changing out of the event sum (if it is an event's)."""
+        if self._kind[slot] != _KIND_CODE[NodeKind.EVENT]:
+            return
+        self._event_rows -= 1
+        if self._event_rows == 0:
+            self._event_sum[:] = 0.0  # no rounding left over from rows long gone
+        else:
+            self._event_sum -= self._matrix.row(slot)
+
+    def event_centroid(self) -> np.ndarray | None:
+        """The mean of the event rows (None without events): the direction every event of
+        this memory shares, whatever it is about — a conversation's "X said:", a household's
+        device and room words. Search subtracts part of it from a query (see
+        `SearchConfig.hub_penalty`). Kept as a running sum, so reading it costs one division."""
+        with self._lock:
+            if self._event_rows == 0:
+                return None
+            mean: np.ndarray = (self._event_sum / self._event_rows).astype(np.float32)
+            return mean
 
     def _snapshot(self, node_id: str) -> tuple[Any, ...] | None:
         slot = self._slot_of.get(node_id)

@@ -42,6 +42,7 @@ from memory.models import is_fused_id
 from memory.read_request import ReadRequest, read_request
 from memory.retrieval import assemble_context, search
 from memory.search.guard import keep_reserved
+from memory.search.hubs import hub_corrected
 from memory.search.pivot import SERIES
 from memory.store_api import MemoryStoreAPI
 from signatures.evidence import judge_inputs
@@ -208,12 +209,18 @@ def judge_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, A
 
 
 def question_relevance(
-    store: MemoryStoreAPI, question: str, context: RetrievalContext, over_days: bool = False
+    store: MemoryStoreAPI,
+    question: str,
+    context: RetrievalContext,
+    over_days: bool = False,
+    hub_penalty: float = 0.0,
 ) -> QuestionRelevance | None:
     """The scale later finds and round-1 events are compared on (`graphs.retrieval.admission`);
     None for a blank question (nothing to compare with: the finds then go uncontested).
     `over_days`: the question is over several days, so copies count within a day (with
-    `copies_within_day`)."""
+    `copies_within_day`). `hub_penalty`: the search's (`SearchConfig.hub_penalty`), so a
+    find is weighed on the scale that ranked it (without it, 0.005 less recall on the
+    conversations and 0.007 on household_dev2, `memfuse bench --suite`)."""
     if not question.strip():
         return None
 
@@ -230,7 +237,7 @@ def question_relevance(
             return None
 
     return QuestionRelevance(
-        store.embed_query(question),
+        hub_corrected(store, store.embed_query(question), hub_penalty),
         vector_of,
         redundancy=context.followup_redundancy,
         day_of=day_of if context.copies_within_day and over_days else None,
@@ -260,7 +267,9 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         state.found,
         context.backfill,
         context.followup_slots(),
-        question_relevance(resources.view(request), request.question, context, over_days)
+        question_relevance(
+            resources.view(request), request.question, context, over_days, config.hub_penalty
+        )
         if state.round > 1
         else None,
     )

@@ -20,6 +20,7 @@ from memory.search.config import MEMFUSE_DEFAULT, SearchConfig
 from memory.search.constraints import diversify, temporal_neighbors, timeline_slots
 from memory.search.expansion import expand, unconstrained_trace
 from memory.search.guard import guarded_order, reserved_slots
+from memory.search.hubs import hub_corrected
 from memory.search.plan import RoundPlan
 from memory.search.pool import ScoredPool, Scorer, project
 from memory.search.rrf import fuse_lists
@@ -172,7 +173,8 @@ def _guarded(
 def _embed_queries(
     store: MemoryStoreAPI, queries: list[str], config: SearchConfig, window: Window | None
 ) -> np.ndarray | None:
-    """Query vectors, or None when nothing reads them (the BM25 baseline never embeds)."""
+    """Query vectors, or None when nothing reads them (the BM25 baseline never embeds); with
+    `hub_penalty`, less that share of the memory's mean event vector (`memory.search.hubs`)."""
     needed = (
         config.use_dense
         or config.rank_by == "fusion_score"
@@ -180,7 +182,8 @@ def _embed_queries(
     )
     if not needed:
         return None
-    return np.atleast_2d(np.asarray(store.embed_queries(queries), dtype=np.float32))
+    vectors = np.atleast_2d(np.asarray(store.embed_queries(queries), dtype=np.float32))
+    return hub_corrected(store, vectors, config.hub_penalty)
 
 
 def _coverage_dimensions(plan: RoundPlan, config: SearchConfig) -> list[str]:

@@ -66,6 +66,10 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         """BM25L over the same texts; only positive scores, best first."""
         return self._lexical.search(query, n, kind)
 
+    def event_centroid(self) -> np.ndarray | None:
+        """The mean vector of the stored events (None without events)."""
+        return self._vectors.event_centroid()
+
     def term_rarity(self, text: str) -> dict[str, float]:
         """The lexical index's idf of each token of `text` (higher: rarer in this memory)."""
         return self._lexical.rarity(text)

@@ -122,6 +122,28 @@ def test_everything_survives_reopen(
     assert again.dense_search(query, 1)[0][0] == "e03"
 
 
+def test_the_event_centroid_is_the_events_mean_through_packs_forget_and_reopen(
+    open_store: Any, household: list[Event]
+) -> None:
+    """The hub correction's input (`memory.search.hubs`): the mean of the event vectors only —
+    packs left out, a forgotten event taken out, the same after a reopen from Chroma."""
+
+    def mean_of(store: MemoryStore) -> np.ndarray:
+        return np.mean([store.vector(e.event_id) for e in store.all_events()], axis=0)
+
+    store = open_store()
+    assert store.event_centroid() is None
+    store.add_events(household)
+    store.put_fused(knee_pack(store))
+    assert np.allclose(store.event_centroid(), mean_of(store), atol=1e-6)
+    store.forget_events(["e01"])
+    assert np.allclose(store.event_centroid(), mean_of(store), atol=1e-6)
+    before = store.event_centroid()
+    store.close()
+    again = open_store()
+    assert np.allclose(again.event_centroid(), before, atol=1e-6)
+
+
 def test_stats_and_known_sources(open_store: Any, household: list[Event]) -> None:
     store = open_store()
     store.add_events(household)

@@ -94,3 +94,33 @@ def test_a_recent_window_reads_the_last_zones_only() -> None:
     recent = START + timedelta(minutes=3 * (rows - 50))
     table._admitted(NodeKind.EVENT, (recent, recent + timedelta(hours=5)))
     assert table.rows_masked - before <= ZONE < rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(_WRITES)
+def test_the_event_centroid_is_the_mean_of_the_event_rows(
+    writes: list[tuple[str, int, NodeKind, int, int]],
+) -> None:
+    """Kept as a running sum through new rows, rows changing kind, deletes, rolled-back
+    writes and reused slots: always the mean a scan of the event rows gives."""
+    table = _table(writes)
+    size = len(table._ids)
+    events = np.flatnonzero(table._kind[:size] == 1)
+    centroid = table.event_centroid()
+    if events.size == 0:
+        assert centroid is None
+    else:
+        assert centroid is not None
+        scanned = table._matrix.take(events).astype(np.float64).mean(axis=0)
+        assert np.allclose(centroid, scanned, atol=1e-6)
+
+
+def test_a_table_without_events_has_no_centroid() -> None:
+    table = VectorTable()
+    assert table.event_centroid() is None
+    table.upsert([_item(1, NodeKind.FUSED, 0, 30)])
+    assert table.event_centroid() is None
+    table.upsert([_item(2, NodeKind.EVENT, 0, 0)])
+    assert np.allclose(table.event_centroid(), _item(2, NodeKind.EVENT, 0, 0).vector)
+    table.delete(["n2"])
+    assert table.event_centroid() is None

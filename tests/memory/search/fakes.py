@@ -64,8 +64,11 @@ def _words(text: str) -> set[str]:
 class FakeStore:
     """MemoryStoreAPI over plain dicts; `calls` records every retrieval call by name."""
 
-    def __init__(self, dim: int = 4):
+    def __init__(self, dim: int = 4, event_mean: bool = False):
         self.dim = dim
+        # whether `event_centroid` answers the events' mean (the hub correction's input); off,
+        # it answers None and searches rank by plain cosine, as the hand computations here do
+        self.event_mean = event_mean
         self._events: dict[str, Event] = {}
         self._fused: dict[str, FusedNode] = {}
         self._vectors: dict[str, np.ndarray] = {}
@@ -269,6 +272,13 @@ class FakeStore:
                 hits.append((node_id, score))
         hits.sort(key=lambda pair: (-pair[1], pair[0]))
         return hits[:n]
+
+    def event_centroid(self) -> np.ndarray | None:
+        events = [self._vectors[i] for i in self._events if i in self._vectors]
+        if not self.event_mean or not events:
+            return None
+        mean: np.ndarray = np.mean(events, axis=0).astype(np.float32)
+        return mean
 
     def term_rarity(self, text: str) -> dict[str, float]:
         """idf over the event texts, in the fake's own words."""
