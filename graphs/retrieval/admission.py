@@ -98,14 +98,16 @@ def admit_later_finds(
     slots: int,
     relevance: QuestionRelevance,
     protected: int = 0,
+    reach: int = 0,
 ) -> list[str]:
     """`ranked` (the judged ids, then round 1's order) with later finds let in: free places
     up to `k` are filled first, uncontested, most similar to the question first; then, at
     most `slots` times, the find of highest value takes the last contested place if its
     value is above the event's there (values against the events ranked above that place).
-    The first `protected` places (the judged ids) are never contested. Returns every id
-    once: the k chosen first, then the displaced, the rest of `ranked` and the finds left
-    out."""
+    The first `protected` places (the judged ids) are never contested. With `reach`, the
+    contest walks the last `reach` places instead, passing over a holder no find beats
+    rather than stopping there. Returns every id once: the k chosen first, then the
+    displaced, the rest of `ranked` and the finds left out."""
     head = list(ranked[:k])
     taken = set(ranked)
     waiting = sorted(
@@ -115,16 +117,18 @@ def admit_later_finds(
     while len(head) < k and waiting:
         head.append(waiting.pop(0))
     displaced: list[str] = []
+    floor = max(protected, len(head) - reach) if reach else protected
     position = len(head) - 1
-    while waiting and len(displaced) < slots and position >= protected:
+    while waiting and len(displaced) < slots and position >= floor:
         above = head[:position]
         *finds, holder = relevance.values([*waiting, head[position]], above)
         if relevance.vector(head[position]) is None:
             holder = float("inf")  # nothing to weigh it by: it keeps its place
         best = max(range(len(waiting)), key=lambda j: (finds[j], -j))
-        if finds[best] <= holder:
+        if finds[best] > holder:
+            displaced.append(head[position])
+            head[position] = waiting.pop(best)
+        elif not reach:
             break
-        displaced.append(head[position])
-        head[position] = waiting.pop(best)
         position -= 1
     return [*head, *displaced, *ranked[k:], *waiting]

@@ -272,6 +272,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         )
         if state.round > 1
         else None,
+        context.over_days_places() if over_days else 0,
     )
     ranked = keep_reserved(ranked, state.guard_ids, k)  # round 1's guard, whatever was judged
     chosen = [state.candidates[i] for i in ranked]

@@ -44,6 +44,7 @@ class ControllerOptions:
     followup_share: float = 0.2
     followup_redundancy: float = 0.5
     copies_within_day: bool = True
+    over_days_reach: float = 0.2
     runtime: GraphRuntime = "direct"
     lm: Any = None
     settings: Any = None
@@ -61,6 +62,7 @@ class ControllerOptions:
             followup_share=self.followup_share,
             followup_redundancy=self.followup_redundancy,
             copies_within_day=self.copies_within_day,
+            over_days_reach=self.over_days_reach,
             store=store,
             lm=self.lm,
             settings=self.settings,

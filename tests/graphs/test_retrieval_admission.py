@@ -167,3 +167,56 @@ def test_the_contest_keeps_every_id_once_and_only_better_finds_win(
             for later_step in range(step + 1, len(displaced)):
                 above[k - 1 - later_step] = displaced[later_step]
             assert rel.values([winner], above)[0] > rel.values([loser], above)[0]
+
+
+def test_with_reach_a_find_passes_over_a_holder_it_does_not_beat() -> None:
+    """Over several days: "r2" (0.6) at the last place outscores the find "cause" (0.45),
+    but "weak" (0.1) above it does not — with a reach of two places the find takes weak's."""
+    plain = relevance(VECTORS, 0.0)
+    ranked = ["r1", "weak", "r2"]
+    assert admit_later_finds(ranked, ["cause"], 3, 1, plain)[:3] == ranked
+    assert admit_later_finds(ranked, ["cause"], 3, 1, plain, reach=1)[:3] == ranked
+    assert admit_later_finds(ranked, ["cause"], 3, 1, plain, reach=2) == [
+        "r1",
+        "cause",
+        "r2",
+        "weak",
+    ]
+    # the judged places stay out of reach
+    assert admit_later_finds(ranked, ["cause"], 3, 1, plain, protected=2, reach=3)[:3] == ranked
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_first=st.integers(0, 12),
+    n_later=st.integers(0, 8),
+    k=st.integers(1, 10),
+    slots=st.integers(0, 4),
+    protected=st.integers(0, 3),
+    reach=st.integers(1, 10),
+)
+def test_within_its_reach_every_find_beats_the_event_it_displaced(
+    seed: int, n_first: int, n_later: int, k: int, slots: int, protected: int, reach: int
+) -> None:
+    """Every id once; only the last `reach` unprotected places change; at most `slots` of
+    them; and each find beat the event it displaced, against the events ranked above that
+    place (the contest walks up, so those are still round 1's)."""
+    rng = np.random.default_rng(seed)
+    first = [f"f{i}" for i in range(n_first)]
+    later = [f"l{i}" for i in range(n_later)]
+    vectors = {i: unit(*rng.normal(size=4)) for i in [*first, *later]}
+    rel = QuestionRelevance(unit(1, 0, 0, 0), vectors.get, redundancy=0.5)
+    protected = min(protected, len(first), k)
+    out = admit_later_finds(first, later, k, slots, rel, protected, reach)
+    assert sorted(out) == sorted([*first, *later])
+    if len(first) < k:
+        return  # free places are filled uncontested (the test above covers them)
+    head = out[:k]
+    floor = max(protected, k - reach)
+    assert head[:floor] == first[:floor]
+    changed = [p for p in range(floor, k) if head[p] != first[p]]
+    assert len(changed) <= slots
+    for p in changed:
+        assert head[p].startswith("l")
+        assert rel.values([head[p]], first[:p])[0] > rel.values([first[p]], first[:p])[0]
