@@ -119,16 +119,31 @@ def test_final_selection_runs_the_contest_after_the_judged_ids() -> None:
     assert final_selection([], pool, 3, weak_find, "history", 1) == ["r1", "r2", "weak"]
 
 
+# a contest drawn at random: the vectors' seed, round 1's and the later rounds' numbers of
+# events, the context size, the places the finds may win and the judged places
+CONTESTS = {
+    "seed": st.integers(0, 2**32 - 1),
+    "n_first": st.integers(0, 12),
+    "n_later": st.integers(0, 8),
+    "k": st.integers(1, 10),
+    "slots": st.integers(0, 4),
+    "protected": st.integers(0, 3),
+}
+
+
+def contest(
+    seed: int, n_first: int, n_later: int, redundancy: float
+) -> tuple[list[str], list[str], QuestionRelevance]:
+    """Round 1's ids, the later finds' ids and a relevance over random 4-d vectors."""
+    rng = np.random.default_rng(seed)
+    first = [f"f{i}" for i in range(n_first)]
+    later = [f"l{i}" for i in range(n_later)]
+    vectors = {i: unit(*rng.normal(size=4)) for i in [*first, *later]}
+    return first, later, QuestionRelevance(unit(1, 0, 0, 0), vectors.get, redundancy=redundancy)
+
+
 @settings(max_examples=80, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n_first=st.integers(0, 12),
-    n_later=st.integers(0, 8),
-    k=st.integers(1, 10),
-    slots=st.integers(0, 4),
-    protected=st.integers(0, 3),
-    redundancy=st.sampled_from([0.0, 0.25, 0.6, 1.0]),
-)
+@given(**CONTESTS, redundancy=st.sampled_from([0.0, 0.25, 0.6, 1.0]))
 def test_the_contest_keeps_every_id_once_and_only_better_finds_win(
     seed: int,
     n_first: int,
@@ -142,11 +157,7 @@ def test_the_contest_keeps_every_id_once_and_only_better_finds_win(
     beyond the free places, at most `slots` finds are in the first k; and each find won its
     place with a higher value than the event it displaced, measured against the events
     ranked above that place."""
-    rng = np.random.default_rng(seed)
-    first = [f"f{i}" for i in range(n_first)]
-    later = [f"l{i}" for i in range(n_later)]
-    vectors = {i: unit(*rng.normal(size=4)) for i in [*first, *later]}
-    rel = QuestionRelevance(unit(1, 0, 0, 0), vectors.get, redundancy=redundancy)
+    first, later, rel = contest(seed, n_first, n_later, redundancy)
     protected = min(protected, len(first), k)
     out = admit_later_finds(first, later, k, slots, rel, protected)
     assert sorted(out) == sorted([*first, *later])
@@ -187,26 +198,14 @@ def test_with_reach_a_find_passes_over_a_holder_it_does_not_beat() -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n_first=st.integers(0, 12),
-    n_later=st.integers(0, 8),
-    k=st.integers(1, 10),
-    slots=st.integers(0, 4),
-    protected=st.integers(0, 3),
-    reach=st.integers(1, 10),
-)
+@given(**CONTESTS, reach=st.integers(1, 10))
 def test_within_its_reach_every_find_beats_the_event_it_displaced(
     seed: int, n_first: int, n_later: int, k: int, slots: int, protected: int, reach: int
 ) -> None:
     """Every id once; only the last `reach` unprotected places change; at most `slots` of
     them; and each find beat the event it displaced, against the events ranked above that
     place (the contest walks up, so those are still round 1's)."""
-    rng = np.random.default_rng(seed)
-    first = [f"f{i}" for i in range(n_first)]
-    later = [f"l{i}" for i in range(n_later)]
-    vectors = {i: unit(*rng.normal(size=4)) for i in [*first, *later]}
-    rel = QuestionRelevance(unit(1, 0, 0, 0), vectors.get, redundancy=0.5)
+    first, later, rel = contest(seed, n_first, n_later, 0.5)
     protected = min(protected, len(first), k)
     out = admit_later_finds(first, later, k, slots, rel, protected, reach)
     assert sorted(out) == sorted([*first, *later])
