@@ -85,9 +85,10 @@ class RetrievalContext(RunContext):
             "and one strong round-1 event at the last place kept it out: on seed 11 a week's "
             "screen-time reports scored 0.43 against the last place's 0.44, with 0.04 and 0.13 "
             "just above it. 0.2 against 0 on the dev sources (`memfuse bench --suite`): "
-            "household_dev +0.006, seed 11 +0.003, the rest unchanged; 0.3 and 0.5 cost seed 7 "
-            "0.001, all of k seed 11 0.002; for every question (not only over several days) "
-            "the conversations lost 0.04."
+            "household_dev +0.007, seed 11 +0.002, seed 7 -0.001 (two questions up, three "
+            "down), the rest unchanged; 0.3 and 0.5 the same but seed 7 -0.002, all of k seed "
+            "11 -0.002 more; for every question (not only over several days) the "
+            "conversations lost 0.04."
         ),
     )
     backfill: Backfill = field(
