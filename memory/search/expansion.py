@@ -84,22 +84,28 @@ class TracePool:
     def __init__(self, config: SearchConfig):
         self.config = config
         self.traces: dict[str, ExpansionTrace] = {}
+        self._ranks: dict[str, tuple[int, float]] = {}
 
     def _rank(self, trace: ExpansionTrace) -> tuple[int, float]:
         return trace.distance, -path_prior(trace, self.config.priors)
 
+    def would_take(self, node_id: str, rank: tuple[int, float]) -> bool:
+        """Whether `offer` would keep a trace of this rank: asked before a trace is built,
+        since most hops of a walk reach a node already held as well or better (building
+        every such trace was a third of the expansion's time)."""
+        current = self._ranks.get(node_id)
+        if current is None:
+            return len(self.traces) < self.config.max_expanded
+        return rank < current
+
     def offer(self, node_id: str, trace: ExpansionTrace) -> bool:
         """Keep the trace if the node is new (and the pool not full) or the trace is better."""
-        current = self.traces.get(node_id)
-        if current is None:
-            if len(self.traces) >= self.config.max_expanded:
-                return False
-            self.traces[node_id] = trace
-            return True
-        if self._rank(trace) < self._rank(current):
-            self.traces[node_id] = trace
-            return True
-        return False
+        rank = self._rank(trace)
+        if not self.would_take(node_id, rank):
+            return False
+        self.traces[node_id] = trace
+        self._ranks[node_id] = rank
+        return True
 
 
 class Expander:
@@ -162,21 +168,72 @@ class Expander:
                     self._expose_members(fused_id, fused_trace)
             if hops >= config.max_hops:
                 continue
+            causal_kind = _extended_kind(trace, EdgeType.CAUSAL)
             for other, reverse in self.cache.causal(node):
-                next_trace = extend(trace, EdgeType.CAUSAL, other, reverse)
-                self.pool.offer(other, next_trace)
-                if other not in visited:
-                    visited.add(other)
-                    frontier.append((other, next_trace, hops + 1))
+                self._step(
+                    trace,
+                    EdgeType.CAUSAL,
+                    other,
+                    causal_kind,
+                    visited,
+                    frontier,
+                    hops,
+                    reverse=reverse,
+                )
+            semantic_kind = _extended_kind(trace, EdgeType.SEMANTIC)
             for other, _weight in self.cache.semantic(node, config.semantic_threshold):
                 fused = is_fused_id(other)
                 if fused and not config.use_fused:
                     continue
-                next_trace = extend(trace, EdgeType.SEMANTIC, other)
-                self.pool.offer(other, next_trace)
-                if not fused and other not in visited:
-                    visited.add(other)
-                    frontier.append((other, next_trace, hops + 1))
+                self._step(
+                    trace,
+                    EdgeType.SEMANTIC,
+                    other,
+                    semantic_kind,
+                    visited,
+                    frontier,
+                    hops,
+                    walk_on=not fused,
+                )
+
+    def _step(
+        self,
+        trace: ExpansionTrace,
+        edge: EdgeType,
+        other: str,
+        kind: str,
+        visited: set[str],
+        frontier: deque[tuple[str, ExpansionTrace, int]],
+        hops: int,
+        *,
+        reverse: bool = False,
+        walk_on: bool = True,
+    ) -> None:
+        """One hop: offer `other` the longer trace and queue it for the walk when new. The
+        trace is built only when the pool keeps it or the walk goes on from it."""
+        goes_on = walk_on and other not in visited
+        rank = (trace.distance + 1, -self.config.priors.value(kind))
+        if not goes_on and not self.pool.would_take(other, rank):
+            return
+        next_trace = extend(trace, edge, other, reverse)
+        self.pool.offer(other, next_trace)
+        if goes_on:
+            visited.add(other)
+            frontier.append((other, next_trace, hops + 1))
+
+
+_PRECEDENCE = {EdgeType.SEMANTIC: "semantic", EdgeType.CAUSAL: "causal"}
+
+
+def _extended_kind(trace: ExpansionTrace, edge: EdgeType) -> str:
+    """`prior_kind` of `trace` one `edge` hop further, without building that trace."""
+    if trace.neighbor_of is not None:
+        return "temporal_neighbor"
+    kinds = {s.edge for s in trace.path} | {edge}
+    for edge_type, kind in _PRECEDENCE.items():
+        if edge_type in kinds:
+            return kind
+    return "membership"
 
 
 def expand(cache: StoreCache, seeds: list[Seed], config: SearchConfig) -> dict[str, ExpansionTrace]:

@@ -11,12 +11,14 @@ Graph (causal edges stored in the arrow's direction):
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory.models import EdgeType
 from memory.records import ExpansionTrace
 from memory.search.cache import StoreCache
 from memory.search.config import MEMFUSE_DEFAULT, SearchConfig
-from memory.search.expansion import expand
+from memory.search.expansion import Expander, expand, extend
 from memory.search.rrf import Seed
 
 from .fakes import FakeStore, make_event, unit
@@ -162,3 +164,73 @@ def test_a_seed_keeps_its_own_trace(store: FakeStore) -> None:
 def test_max_expanded_caps_the_pool_but_keeps_seeds(store: FakeStore) -> None:
     traces = run(store, ["a", "p"], MEMFUSE_DEFAULT.with_(max_expanded=3))
     assert len(traces) == 3 and {"a", "p"} <= set(traces)
+
+
+# --- the walk builds a trace only when it is kept or walked on -----------------------------
+
+
+class EagerExpander(Expander):
+    """The walk as first written: every hop builds its trace and offers it to the pool."""
+
+    def _step(
+        self, trace, edge, other, kind, visited, frontier, hops, *, reverse=False, walk_on=True
+    ):  # type: ignore[no-untyped-def]
+        next_trace = extend(trace, edge, other, reverse)
+        assert kind == next_trace.prior_kind()  # the kind the lazy walk ranks it by
+        self.pool.offer(other, next_trace)
+        if walk_on and other not in visited:
+            visited.add(other)
+            frontier.append((other, next_trace, hops + 1))
+
+
+NODES = [f"n{i}" for i in range(9)]
+graphs = st.tuples(
+    st.lists(
+        st.tuples(
+            st.sampled_from(NODES),
+            st.sampled_from(NODES),
+            st.sampled_from([C, S]),
+            st.sampled_from([0.55, 0.75, 0.95]),
+        ),
+        max_size=24,
+    ),
+    st.lists(st.lists(st.sampled_from(NODES), min_size=2, max_size=4, unique=True), max_size=3),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    graph=graphs,
+    seeds=st.lists(
+        st.sampled_from([*NODES, "fused_0", "fused_1"]), min_size=1, max_size=4, unique=True
+    ),
+    max_hops=st.integers(1, 3),
+    max_expanded=st.integers(2, 30),
+    budget=st.integers(0, 3),
+)
+def test_lazy_traces_change_nothing_the_walk_finds(
+    graph: tuple[list[tuple[str, str, EdgeType, float]], list[list[str]]],
+    seeds: list[str],
+    max_hops: int,
+    max_expanded: int,
+    budget: int,
+) -> None:
+    """Whatever the graph and limits, the walk keeps the same best trace per node, in the
+    same order, as one that builds and offers every trace."""
+    edges, packs = graph
+    store = FakeStore()
+    for hour, name in enumerate(NODES):
+        store.put_event(make_event(name, f"2025-01-01T{hour:02d}:00"), unit(1, 0, 0, 0))
+    for src, dst, edge_type, weight in edges:
+        if src != dst:
+            store.link(src, dst, edge_type, weight=weight)
+    for n, members in enumerate(packs):
+        store.put_fused_with_vector(f"fused_{n}", "pack", members, unit(1, 0, 0, 0))
+    seeds = [s for s in seeds if store.has_node(s)]
+    config = MEMFUSE_DEFAULT.with_(
+        max_hops=max_hops, max_expanded=max_expanded, fused_expansion_budget=budget
+    )
+    roots = [Seed(s, 0.01, ("dense:0",)) for s in seeds]
+    lazy = Expander(StoreCache(store), config).run(roots)
+    eager = EagerExpander(StoreCache(store), config).run(roots)
+    assert list(lazy.items()) == list(eager.items())
