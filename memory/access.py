@@ -20,7 +20,10 @@ visible, so neither a semantic nor a causal edge carries anyone across to a hidd
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal
@@ -37,6 +40,31 @@ _WIDEN = 4  # a filtered search asks the index for this many times more, until i
 # A time cut over at most this many events is checked against their ids, listed once per view
 # (~50 ns an id); past it each id's event is read for its time.
 _CUT_SET_LIMIT = 8192
+
+
+@dataclass(frozen=True)
+class _Names:
+    """When each person and each device is first named by an event one requester may see."""
+
+    people: dict[str, datetime]
+    devices: dict[str, datetime]
+
+    def until(self, as_of: datetime | None) -> tuple[set[str], set[str]]:
+        """The people and devices named by such an event at or before `as_of` (None: ever)."""
+        return (
+            {p for p, first in self.people.items() if as_of is None or first <= as_of},
+            {d for d, first in self.devices.items() if as_of is None or first <= as_of},
+        )
+
+
+# Store → requester → (the store's generation, their names). The planner asks a view for the
+# names it may recognise once per question, and reading every event the requester may see
+# for them took 2 ms a question on a household's week (most of a question's planning), and
+# more as the memory grows; so they are read once per requester while the store is unchanged.
+_NAMES: weakref.WeakKeyDictionary[object, dict[str, tuple[object, _Names]]] = (
+    weakref.WeakKeyDictionary()
+)
+_NAMES_LOCK = threading.Lock()
 
 
 class ReadOnlyViewError(MemFuseError, AttributeError):
@@ -137,9 +165,10 @@ class VisibleStore:
         """The first `n` visible hits of a ranked search, asking for more until it has them
         or the index has no more to give."""
         ask = max(n, 1)
+        seen = self._seen  # read here, not through may_see: a search filters hundreds of ids
         while True:
             hits = search(ask)
-            visible = [(i, s) for i, s in hits if self.may_see(i)]
+            visible = [(i, s) for i, s in hits if (seen[i] if i in seen else self.may_see(i))]
             if len(visible) >= n or len(hits) < ask:
                 return visible[:n]
             ask *= _WIDEN
@@ -249,6 +278,14 @@ class VisibleStore:
     ) -> list[tuple[str, float]]:
         vector = np.asarray(query_vector)
         key = ("dense", vector.dtype.str, vector.tobytes(), n, kind, between)
+        if self.as_of is not None:
+            # the index cuts at the view's time itself, so the hits after it are never
+            # fetched and then dropped (asked mid-week, half a week's events lie after the
+            # question, and the view asked again for four times as many)
+            start, end = between or (datetime.min, self.as_of)
+            if min(end, self.as_of) < start:
+                return []
+            between = (start, min(end, self.as_of))
         return self._remembered(
             key,
             lambda: self._widened(lambda m: self.store.dense_search(vector, m, kind, between), n),
@@ -339,12 +376,42 @@ class VisibleStore:
         scale); a requester's view names only the people of events they may see."""
         if self._who is None:
             return self.store.known_people()
-        return {person for event in self._visible_events() for person in event.characters}
+        return self._names(self._who).until(self.as_of)[0]
 
     def known_devices(self) -> set[str]:
         if self._who is None:
             return self.store.known_devices()
-        return {e.device for e in self._visible_events()}
+        return self._names(self._who).until(self.as_of)[1]
+
+    def _names(self, who: str) -> _Names:
+        """The requester's names, read once per store generation (`_NAMES`); read afresh for
+        a store that does not say when it changes."""
+        generation = getattr(self.store, "generation", None)
+        if generation is None:
+            return self._read_names(who)
+        with _NAMES_LOCK:
+            known = _NAMES.setdefault(self.store, {}).get(who)
+        if known is not None and known[0] == generation:
+            return known[1]
+        names = self._read_names(who)  # under the generation read before it: a write
+        with _NAMES_LOCK:  # meanwhile leaves it stale, and the next view reads again
+            _NAMES.setdefault(self.store, {})[who] = (generation, names)
+        return names
+
+    def _read_names(self, who: str) -> _Names:
+        people: dict[str, datetime] = {}
+        devices: dict[str, datetime] = {}
+        for event_id in self.store.events_between(datetime.min, datetime.max):  # time order
+            try:
+                if not _admits(who, self.store.visibility_of(event_id)):
+                    continue
+                event = self.store.get_event(event_id)
+            except NodeNotFoundError:  # forgotten since it was listed
+                continue
+            devices.setdefault(event.device, event.timestamp)
+            for person in event.characters:
+                people.setdefault(person, event.timestamp)
+        return _Names(people, devices)
 
     def stats(self) -> StoreStats:
         events = self._visible_events()

@@ -67,6 +67,9 @@ class BaseDatabase(ABC):
         self._depth = 0
         self._undo: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []
+        self.transactions_ended = 0
+        """Outermost write transactions ended, committed or rolled back: in-memory state
+        derived from the store is current while this (with the store's reloads) is unchanged."""
 
     @property
     def in_transaction(self) -> bool:
@@ -107,6 +110,7 @@ class BaseDatabase(ABC):
             finally:
                 self._depth = 0
                 self._undo, self._after = [], []
+                self.transactions_ended += 1
             for hook in after:
                 hook()
 

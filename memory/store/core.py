@@ -70,6 +70,7 @@ class StoreCore:
         self.open_repairs: dict[str, int] = {}
         """What opening had to repair in Chroma: deleted / embedded / retagged node counts."""
         self._seen_version = db.data_version()
+        self._loads = 0
         self._load()
         self._edges = EdgeStore(db, self._kind_of)
 
@@ -105,6 +106,15 @@ class StoreCore:
         self._visibility = {i: visibility[i] for i in events}
         self._people, self._devices = people, devices
         self._lexical, self._temporal = lexical, temporal
+        self._loads += 1
+
+    @property
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever what the store holds may have: after every write transaction
+        (committed or rolled back: a rollback puts back what a reader may have seen changed)
+        and every reload. A reader may keep what it derived from the store while this stays
+        the same (`memory.access` keeps each requester's names so)."""
+        return self._db.transactions_ended, self._loads
 
     def _stored_visibility(self) -> dict[str, str]:
         try:

@@ -1,0 +1,101 @@
+"""A requester's names (the people and devices the planner may recognise in their question):
+those of the events they may see up to the view's time, read once per requester while the
+store is unchanged, and read again after any write — committed, rolled back, a re-share, a
+forget — so that a kept copy never names what the requester may no longer see.
+
+Checked as a property: random writes to a real store, each followed by views of random
+requesters at random times, against the names read off the events themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory.access import VisibleStore
+from memory.models import Event
+from memory.store import MemoryStore
+from memory.visibility import may_see
+from tests.support.embedders import tiny_embedder
+
+START = datetime(2026, 5, 11, 6, 0)
+PEOPLE = ["Ana", "Ben", "Cleo"]
+AUDIENCES = ["household", "private:Ana", "private:Ben", "people:Ana,Cleo"]
+
+
+def event(n: int, person: str, visibility: str) -> Event:
+    return Event(
+        event_id=f"e{n:03d}",
+        timestamp=START + timedelta(minutes=37 * n),
+        device=f"phone_{person.lower()}_{n % 2}",
+        modality="app_usage",
+        location="home",
+        description=f"{person} checked the phone ({n})",
+        characters=(person,),
+        metadata={"visibility": visibility},
+    )
+
+
+def expected(store: MemoryStore, who: str, when: datetime) -> tuple[set[str], set[str]]:
+    seen = store.visibilities()
+    shown = [
+        e for e in store.all_events() if may_see(who, seen[e.event_id]) and e.timestamp <= when
+    ]
+    return {p for e in shown for p in e.characters}, {e.device for e in shown}
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    opened = MemoryStore.open(tmp_path, embedder=tiny_embedder())
+    yield opened
+    opened.close()
+
+
+writes = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.sampled_from(PEOPLE), st.sampled_from(AUDIENCES)),
+        st.tuples(st.just("reshare"), st.integers(0, 30), st.sampled_from(AUDIENCES)),
+        st.tuples(st.just("forget"), st.integers(0, 30), st.just("")),
+        st.tuples(st.just("rolled back"), st.sampled_from(PEOPLE), st.just("household")),
+    ),
+    min_size=1,
+    max_size=12,
+)
+asks = st.lists(
+    st.tuples(st.sampled_from(PEOPLE), st.integers(-10, 12 * 37 + 10)), min_size=1, max_size=4
+)
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=st.lists(st.tuples(writes, asks), min_size=1, max_size=3))
+def test_a_requesters_names_follow_every_write(
+    store: MemoryStore, steps: list[tuple[list[tuple[str, object, str]], list[tuple[str, int]]]]
+) -> None:
+    for event_id in [e.event_id for e in store.all_events()]:  # hypothesis reuses the store
+        store.forget_events([event_id])
+    added = 0
+    for step_writes, step_asks in steps:
+        for kind, what, visibility in step_writes:
+            ids = [e.event_id for e in store.all_events()]
+            if kind == "add":
+                store.add_events([event(added, str(what), visibility)])
+                added += 1
+            elif kind == "reshare" and ids:
+                store.set_visibility({ids[int(what) % len(ids)]: visibility})
+            elif kind == "forget" and ids:
+                store.forget_events([ids[int(what) % len(ids)]])
+            elif kind == "rolled back":
+                with pytest.raises(RuntimeError), store.transaction():
+                    store.add_events([event(added, str(what), visibility)])
+                    raise RuntimeError("the writer failed after the write")
+        for who, minutes in step_asks:
+            when = START + timedelta(minutes=minutes)
+            view = VisibleStore(store, who, as_of=when)
+            assert (view.known_people(), view.known_devices()) == expected(store, who, when)
