@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.access import VisibleStore
-from memory.models import Event
+from memory.models import Event, Modality
 from memory.store import MemoryStore
 from memory.visibility import may_see
 from tests.support.embedders import tiny_embedder
@@ -33,7 +33,7 @@ def event(n: int, person: str, visibility: str) -> Event:
         event_id=f"e{n:03d}",
         timestamp=START + timedelta(minutes=37 * n),
         device=f"phone_{person.lower()}_{n % 2}",
-        modality="app_usage",
+        modality=Modality.APP_USAGE,
         location="home",
         description=f"{person} checked the phone ({n})",
         characters=(person,),
@@ -76,7 +76,7 @@ asks = st.lists(
 )
 @given(steps=st.lists(st.tuples(writes, asks), min_size=1, max_size=3))
 def test_a_requesters_names_follow_every_write(
-    store: MemoryStore, steps: list[tuple[list[tuple[str, object, str]], list[tuple[str, int]]]]
+    store: MemoryStore, steps: list[tuple[list[tuple[str, str | int, str]], list[tuple[str, int]]]]
 ) -> None:
     for event_id in [e.event_id for e in store.all_events()]:  # hypothesis reuses the store
         store.forget_events([event_id])

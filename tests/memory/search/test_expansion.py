@@ -10,6 +10,8 @@ Graph (causal edges stored in the arrow's direction):
 
 from __future__ import annotations
 
+from collections import deque
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -173,8 +175,18 @@ class EagerExpander(Expander):
     """The walk as first written: every hop builds its trace and offers it to the pool."""
 
     def _step(
-        self, trace, edge, other, kind, visited, frontier, hops, *, reverse=False, walk_on=True
-    ):  # type: ignore[no-untyped-def]
+        self,
+        trace: ExpansionTrace,
+        edge: EdgeType,
+        other: str,
+        kind: str,
+        visited: set[str],
+        frontier: deque[tuple[str, ExpansionTrace, int]],
+        hops: int,
+        *,
+        reverse: bool = False,
+        walk_on: bool = True,
+    ) -> None:
         next_trace = extend(trace, edge, other, reverse)
         assert kind == next_trace.prior_kind()  # the kind the lazy walk ranks it by
         self.pool.offer(other, next_trace)
