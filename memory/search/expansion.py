@@ -212,8 +212,7 @@ class Expander:
         """One hop: offer `other` the longer trace and queue it for the walk when new. The
         trace is built only when the pool keeps it or the walk goes on from it."""
         goes_on = walk_on and other not in visited
-        rank = (trace.distance + 1, -self.config.priors.value(kind))
-        if not goes_on and not self.pool.would_take(other, rank):
+        if not goes_on and not self._may_keep(other, trace.distance + 1, kind):
             return
         next_trace = extend(trace, edge, other, reverse)
         self.pool.offer(other, next_trace)
@@ -221,14 +220,17 @@ class Expander:
             visited.add(other)
             frontier.append((other, next_trace, hops + 1))
 
+    def _may_keep(self, node_id: str, distance: int, kind: str) -> bool:
+        """Whether the pool would keep a trace of this distance and prior kind."""
+        return self.pool.would_take(node_id, (distance, -self.config.priors.value(kind)))
+
 
 _PRECEDENCE = {EdgeType.SEMANTIC: "semantic", EdgeType.CAUSAL: "causal"}
 
 
 def _extended_kind(trace: ExpansionTrace, edge: EdgeType) -> str:
-    """`prior_kind` of `trace` one `edge` hop further, without building that trace."""
-    if trace.neighbor_of is not None:
-        return "temporal_neighbor"
+    """`prior_kind` of `trace` one `edge` hop further (`extend` clears `neighbor_of`),
+    without building that trace."""
     kinds = {s.edge for s in trace.path} | {edge}
     for edge_type, kind in _PRECEDENCE.items():
         if edge_type in kinds:

@@ -10,8 +10,6 @@ Graph (causal edges stored in the arrow's direction):
 
 from __future__ import annotations
 
-from collections import deque
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,7 +18,7 @@ from memory.models import EdgeType
 from memory.records import ExpansionTrace
 from memory.search.cache import StoreCache
 from memory.search.config import MEMFUSE_DEFAULT, SearchConfig
-from memory.search.expansion import Expander, expand, extend
+from memory.search.expansion import Expander, _extended_kind, expand, extend, root_trace
 from memory.search.rrf import Seed
 
 from .fakes import FakeStore, make_event, unit
@@ -174,25 +172,8 @@ def test_max_expanded_caps_the_pool_but_keeps_seeds(store: FakeStore) -> None:
 class EagerExpander(Expander):
     """The walk as first written: every hop builds its trace and offers it to the pool."""
 
-    def _step(
-        self,
-        trace: ExpansionTrace,
-        edge: EdgeType,
-        other: str,
-        kind: str,
-        visited: set[str],
-        frontier: deque[tuple[str, ExpansionTrace, int]],
-        hops: int,
-        *,
-        reverse: bool = False,
-        walk_on: bool = True,
-    ) -> None:
-        next_trace = extend(trace, edge, other, reverse)
-        assert kind == next_trace.prior_kind()  # the kind the lazy walk ranks it by
-        self.pool.offer(other, next_trace)
-        if walk_on and other not in visited:
-            visited.add(other)
-            frontier.append((other, next_trace, hops + 1))
+    def _may_keep(self, node_id: str, distance: int, kind: str) -> bool:
+        return True
 
 
 NODES = [f"n{i}" for i in range(9)]
@@ -246,3 +227,33 @@ def test_lazy_traces_change_nothing_the_walk_finds(
     lazy = Expander(StoreCache(store), config).run(roots)
     eager = EagerExpander(StoreCache(store), config).run(roots)
     assert list(lazy.items()) == list(eager.items())
+
+
+def test_a_visited_node_still_takes_a_better_trace_at_the_same_distance() -> None:
+    """x is reached twice at two hops: first through a semantic edge (o → a ~ x), then through
+    causal edges only (o → b → x), whose prior is higher: the walk must build that second
+    trace although x is already visited."""
+    store = FakeStore()
+    for hour, name in enumerate(["o", "a", "b", "x"]):
+        store.put_event(make_event(name, f"2025-01-01T{hour:02d}:00"), unit(1, 0, 0, 0))
+    store.link("o", "a", C)
+    store.link("o", "b", C)
+    store.link("a", "x", S, weight=0.95)
+    store.link("b", "x", C)
+    traces = run(store, ["o"])
+    assert hops(traces["x"]) == [("causal", "b", False), ("causal", "x", False)]
+
+
+paths = st.lists(st.sampled_from([C, S, B]), max_size=3)
+
+
+@given(path=paths, edge=st.sampled_from([C, S]), neighbour=st.booleans())
+def test_the_kind_a_hop_is_ranked_by_is_the_kind_of_its_trace(
+    path: list[EdgeType], edge: EdgeType, neighbour: bool
+) -> None:
+    trace = root_trace(Seed("n0", 0.01, ("dense:0",)))
+    for n, step in enumerate(path):
+        trace = extend(trace, step, f"n{n + 1}")
+    if neighbour:
+        trace = trace.model_copy(update={"neighbor_of": "n9"})
+    assert _extended_kind(trace, edge) == extend(trace, edge, "x").prior_kind()
