@@ -92,7 +92,7 @@ class TracePool:
     def would_take(self, node_id: str, rank: tuple[int, float]) -> bool:
         """Whether `offer` would keep a trace of this rank: asked before a trace is built,
         since most hops of a walk reach a node already held as well or better (building
-        every such trace was a third of the expansion's time)."""
+        every such trace was about 30 % of the expansion's profiled time on seed 7)."""
         current = self._ranks.get(node_id)
         if current is None:
             return len(self.traces) < self.config.max_expanded
