@@ -49,12 +49,10 @@ class _Names:
     people: dict[str, datetime]
     devices: dict[str, datetime]
 
-    def until(self, as_of: datetime | None) -> tuple[set[str], set[str]]:
-        """The people and devices named by such an event at or before `as_of` (None: ever)."""
-        return (
-            {p for p, first in self.people.items() if as_of is None or first <= as_of},
-            {d for d, first in self.devices.items() if as_of is None or first <= as_of},
-        )
+    @staticmethod
+    def until(first_named: dict[str, datetime], as_of: datetime | None) -> set[str]:
+        """The names first named at or before `as_of` (None: ever)."""
+        return {name for name, first in first_named.items() if as_of is None or first <= as_of}
 
 
 # Store → requester → (the store's generation, their names). The planner asks a view for the
@@ -165,10 +163,9 @@ class VisibleStore:
         """The first `n` visible hits of a ranked search, asking for more until it has them
         or the index has no more to give."""
         ask = max(n, 1)
-        seen = self._seen  # read here, not through may_see: a search filters hundreds of ids
         while True:
             hits = search(ask)
-            visible = [(i, s) for i, s in hits if (seen[i] if i in seen else self.may_see(i))]
+            visible = [(i, s) for i, s in hits if self.may_see(i)]
             if len(visible) >= n or len(hits) < ask:
                 return visible[:n]
             ask *= _WIDEN
@@ -376,12 +373,12 @@ class VisibleStore:
         scale); a requester's view names only the people of events they may see."""
         if self._who is None:
             return self.store.known_people()
-        return self._names(self._who).until(self.as_of)[0]
+        return _Names.until(self._names(self._who).people, self.as_of)
 
     def known_devices(self) -> set[str]:
         if self._who is None:
             return self.store.known_devices()
-        return self._names(self._who).until(self.as_of)[1]
+        return _Names.until(self._names(self._who).devices, self.as_of)
 
     def _names(self, who: str) -> _Names:
         """The requester's names, read once per store generation (`_NAMES`); read afresh for

@@ -30,7 +30,6 @@ from memory.records import ExpansionTrace, PathStep
 from memory.search.cache import StoreCache
 from memory.search.config import SearchConfig
 from memory.search.rrf import Seed
-from memory.search.scoring import path_prior
 from memory.search.seeds import TEMPORAL_LIST
 from memory.trusted import TrustedBuilder
 
@@ -86,8 +85,9 @@ class TracePool:
         self.traces: dict[str, ExpansionTrace] = {}
         self._ranks: dict[str, tuple[int, float]] = {}
 
-    def _rank(self, trace: ExpansionTrace) -> tuple[int, float]:
-        return trace.distance, -path_prior(trace, self.config.priors)
+    def rank(self, distance: int, kind: str) -> tuple[int, float]:
+        """A trace's rank from its distance and prior kind (lower is better)."""
+        return distance, -self.config.priors.value(kind)
 
     def would_take(self, node_id: str, rank: tuple[int, float]) -> bool:
         """Whether `offer` would keep a trace of this rank: asked before a trace is built,
@@ -100,7 +100,7 @@ class TracePool:
 
     def offer(self, node_id: str, trace: ExpansionTrace) -> bool:
         """Keep the trace if the node is new (and the pool not full) or the trace is better."""
-        rank = self._rank(trace)
+        rank = self.rank(trace.distance, trace.prior_kind())
         if not self.would_take(node_id, rank):
             return False
         self.traces[node_id] = trace
@@ -222,7 +222,7 @@ class Expander:
 
     def _may_keep(self, node_id: str, distance: int, kind: str) -> bool:
         """Whether the pool would keep a trace of this distance and prior kind."""
-        return self.pool.would_take(node_id, (distance, -self.config.priors.value(kind)))
+        return self.pool.would_take(node_id, self.pool.rank(distance, kind))
 
 
 _PRECEDENCE = {EdgeType.SEMANTIC: "semantic", EdgeType.CAUSAL: "causal"}
