@@ -24,7 +24,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -43,26 +43,47 @@ _CUT_SET_LIMIT = 8192
 
 
 @dataclass(frozen=True)
-class _Names:
-    """When each person and each device is first named by an event one requester may see."""
+class _Readable:
+    """What one requester may read of the whole store, in time order: when each person and
+    each device is first named by an event they may see, and those events' ids with their
+    times (microseconds since 1970, to bisect: a view's `events_between`, its counts and its
+    n-th latest time were each a pass over every event listed, checked one by one, several
+    times a question)."""
 
     people: dict[str, datetime]
     devices: dict[str, datetime]
+    ids: list[str]
+    micros: np.ndarray
 
     @staticmethod
     def until(first_named: dict[str, datetime], as_of: datetime | None) -> set[str]:
         """The names first named at or before `as_of` (None: ever)."""
         return {name for name, first in first_named.items() if as_of is None or first <= as_of}
 
+    def span(self, start: datetime, end: datetime) -> tuple[int, int]:
+        """The positions of the events with start <= timestamp <= end (the store's own
+        `events_between` bounds)."""
+        lo = int(np.searchsorted(self.micros, _micros(start), side="left"))
+        hi = int(np.searchsorted(self.micros, _micros(end), side="right"))
+        return lo, max(hi, lo)
 
-# Store → requester → (the store's generation, their names). The planner asks a view for the
-# names it may recognise once per question, and reading every event the requester may see
-# for them took 2 ms a question on a household's week (most of a question's planning), and
+
+_EPOCH = datetime(1970, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _micros(when: datetime) -> int:
+    return (when - _EPOCH) // _MICROSECOND
+
+
+# Store → requester → (the store's generation, what they may read). The planner asks a view
+# for the names it may recognise once per question, and reading every event the requester may
+# see for them took 2 ms a question on a household's week (most of a question's planning), and
 # more as the memory grows; so they are read once per requester while the store is unchanged.
-_NAMES: weakref.WeakKeyDictionary[object, dict[str, tuple[object, _Names]]] = (
+_READABLE: weakref.WeakKeyDictionary[object, dict[str, tuple[object, _Readable]]] = (
     weakref.WeakKeyDictionary()
 )
-_NAMES_LOCK = threading.Lock()
+_READABLE_LOCK = threading.Lock()
 
 
 class ReadOnlyViewError(MemFuseError, AttributeError):
@@ -107,6 +128,7 @@ class VisibleStore:
         # round's searches (the guard's, the focus query's) and walk the same edges.
         self._hits: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
         self._links: dict[str, list[Link]] = {}
+        self._own_readable: _Readable | None = None  # a store without a generation: per view
 
     # --- the checks ---------------------------------------------------------------------
 
@@ -193,8 +215,8 @@ class VisibleStore:
         """The visible events in time order, read once per view (the planner asks for the
         known people and devices, stats for both and more)."""
         if self._visible is None:
-            every = self.store.events_between(datetime.min, self.as_of or datetime.max)
-            self._visible = self.store.get_events([i for i in every if self._event_visible(i)])
+            every = self.events_between(datetime.min, self.as_of or datetime.max)
+            self._visible = self.store.get_events(every)
         return self._visible
 
     def _visible_event_ids(self) -> list[str]:
@@ -322,16 +344,20 @@ class VisibleStore:
             end = min(end, self.as_of)
             if end < start:
                 return []
-        ids = self.store.events_between(start, end)
         if self._who is None:  # a time cut alone: the index has already cut them
-            return ids
-        return [i for i in ids if self._event_visible(i)]
+            return self.store.events_between(start, end)
+        readable = self._readable(self._who)
+        lo, hi = readable.span(start, end)
+        return readable.ids[lo:hi]
 
     def count_events_between(self, start: datetime, end: datetime) -> int:
+        end = min(end, self.as_of) if self.as_of is not None else end
+        if end < start:
+            return 0
         if self._who is None:  # a time cut alone: the store counts, no event is read
-            end = min(end, self.as_of) if self.as_of is not None else end
-            return self.store.count_events_between(start, end) if start <= end else 0
-        return len(self.events_between(start, end))
+            return self.store.count_events_between(start, end)
+        lo, hi = self._readable(self._who).span(start, end)
+        return hi - lo
 
     def nth_latest_time(self, end: datetime, n: int) -> datetime | None:
         if self.as_of is not None:
@@ -340,8 +366,9 @@ class VisibleStore:
             return self.store.nth_latest_time(end, n)
         if n < 1:
             raise ValueError(f"expected n >= 1, got {n}")
-        visible = self.events_between(datetime.min, end)  # time order, visible ones only
-        return self.store.get_event(visible[-n]).timestamp if len(visible) >= n else None
+        readable = self._readable(self._who)
+        _, hi = readable.span(datetime.min, end)
+        return self.store.get_event(readable.ids[hi - n]).timestamp if hi >= n else None
 
     def adjacent_events(
         self, event_id: str, radius: int, by: Literal["device", "person"]
@@ -373,31 +400,35 @@ class VisibleStore:
         scale); a requester's view names only the people of events they may see."""
         if self._who is None:
             return self.store.known_people()
-        return _Names.until(self._names(self._who).people, self.as_of)
+        return _Readable.until(self._readable(self._who).people, self.as_of)
 
     def known_devices(self) -> set[str]:
         if self._who is None:
             return self.store.known_devices()
-        return _Names.until(self._names(self._who).devices, self.as_of)
+        return _Readable.until(self._readable(self._who).devices, self.as_of)
 
-    def _names(self, who: str) -> _Names:
-        """The requester's names, read once per store generation (`_NAMES`); read afresh for
-        a store that does not say when it changes."""
+    def _readable(self, who: str) -> _Readable:
+        """What the requester may read, once per store generation (`_READABLE`); once per
+        view of a store that does not say when it changes."""
         generation = getattr(self.store, "generation", None)
         if generation is None:
-            return self._read_names(who)
-        with _NAMES_LOCK:
-            known = _NAMES.setdefault(self.store, {}).get(who)
+            if self._own_readable is None:
+                self._own_readable = self._read_readable(who)
+            return self._own_readable
+        with _READABLE_LOCK:
+            known = _READABLE.setdefault(self.store, {}).get(who)
         if known is not None and known[0] == generation:
             return known[1]
-        names = self._read_names(who)  # under the generation read before it: a write
-        with _NAMES_LOCK:  # meanwhile leaves it stale, and the next view reads again
-            _NAMES.setdefault(self.store, {})[who] = (generation, names)
-        return names
+        readable = self._read_readable(who)  # under the generation read before it: a write
+        with _READABLE_LOCK:  # meanwhile leaves it stale, and the next view reads again
+            _READABLE.setdefault(self.store, {})[who] = (generation, readable)
+        return readable
 
-    def _read_names(self, who: str) -> _Names:
+    def _read_readable(self, who: str) -> _Readable:
         people: dict[str, datetime] = {}
         devices: dict[str, datetime] = {}
+        ids: list[str] = []
+        micros: list[int] = []
         for event_id in self.store.events_between(datetime.min, datetime.max):  # time order
             try:
                 if not _admits(who, self.store.visibility_of(event_id)):
@@ -408,7 +439,9 @@ class VisibleStore:
             devices.setdefault(event.device, event.timestamp)
             for person in event.characters:
                 people.setdefault(person, event.timestamp)
-        return _Names(people, devices)
+            ids.append(event_id)
+            micros.append(_micros(event.timestamp))
+        return _Readable(people, devices, ids, np.asarray(micros, dtype=np.int64))
 
     def stats(self) -> StoreStats:
         events = self._visible_events()
@@ -433,6 +466,7 @@ class VisibleStore:
             self._upto = None
             self._hits.clear()
             self._links.clear()
+            self._own_readable = None
         return changed
 
     def __getattr__(self, name: str) -> Any:

@@ -1,7 +1,9 @@
-"""A requester's names (the people and devices the planner may recognise in their question):
-those of the events they may see up to the view's time, read once per requester while the
-store is unchanged, and read again after any write — committed, rolled back, a re-share, a
-forget — so that a kept copy never names what the requester may no longer see.
+"""What a requester's view reads off the store as a whole — the names the planner may
+recognise in their question, and the events in a time span with their count and the n-th
+latest time: those of the events they may see up to the view's time, read once per requester
+while the store is unchanged, and read again after any write — committed, rolled back, a
+re-share, a forget — so that a kept copy never names or lists what the requester may no longer
+see.
 
 Checked as a property: random writes to a real store, each followed by views of random
 requesters at random times, against the names read off the events themselves.
@@ -41,12 +43,18 @@ def event(n: int, person: str, visibility: str) -> Event:
     )
 
 
-def expected(store: MemoryStore, who: str, when: datetime) -> tuple[set[str], set[str]]:
+def shown(store: MemoryStore, who: str, when: datetime) -> list[Event]:
+    """The events `who` may see up to `when`, in time order, read one by one."""
     seen = store.visibilities()
-    shown = [
-        e for e in store.all_events() if may_see(who, seen[e.event_id]) and e.timestamp <= when
-    ]
-    return {p for e in shown for p in e.characters}, {e.device for e in shown}
+    return sorted(
+        (e for e in store.all_events() if may_see(who, seen[e.event_id]) and e.timestamp <= when),
+        key=lambda e: (e.timestamp, e.event_id),
+    )
+
+
+def expected(store: MemoryStore, who: str, when: datetime) -> tuple[set[str], set[str]]:
+    events = shown(store, who, when)
+    return {p for e in events for p in e.characters}, {e.device for e in events}
 
 
 @pytest.fixture()
@@ -67,7 +75,15 @@ writes = st.lists(
     max_size=12,
 )
 asks = st.lists(
-    st.tuples(st.sampled_from(PEOPLE), st.integers(-10, 12 * 37 + 10)), min_size=1, max_size=4
+    st.tuples(
+        st.sampled_from(PEOPLE),
+        st.integers(-10, 12 * 37 + 10),  # the view's time, minutes after START
+        st.integers(-40, 12 * 37 + 40),  # a span's start, minutes after START
+        st.integers(-5, 6 * 37),  # its length in minutes (negative: an empty span)
+        st.integers(1, 6),  # n for the n-th latest time
+    ),
+    min_size=1,
+    max_size=4,
 )
 
 
@@ -75,8 +91,9 @@ asks = st.lists(
     max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(steps=st.lists(st.tuples(writes, asks), min_size=1, max_size=3))
-def test_a_requesters_names_follow_every_write(
-    store: MemoryStore, steps: list[tuple[list[tuple[str, str | int, str]], list[tuple[str, int]]]]
+def test_what_a_requester_reads_follows_every_write(
+    store: MemoryStore,
+    steps: list[tuple[list[tuple[str, str | int, str]], list[tuple[str, int, int, int, int]]]],
 ) -> None:
     for event_id in [e.event_id for e in store.all_events()]:  # hypothesis reuses the store
         store.forget_events([event_id])
@@ -95,7 +112,15 @@ def test_a_requesters_names_follow_every_write(
                 with pytest.raises(RuntimeError), store.transaction():
                     store.add_events([event(added, str(what), visibility)])
                     raise RuntimeError("the writer failed after the write")
-        for who, minutes in step_asks:
+        for who, minutes, from_minute, length, n in step_asks:
             when = START + timedelta(minutes=minutes)
             view = VisibleStore(store, who, as_of=when)
             assert (view.known_people(), view.known_devices()) == expected(store, who, when)
+            start = START + timedelta(minutes=from_minute)
+            end = start + timedelta(minutes=length)
+            inside = [e for e in shown(store, who, when) if start <= e.timestamp <= end]
+            assert view.events_between(start, end) == [e.event_id for e in inside]
+            assert view.count_events_between(start, end) == len(inside)
+            up_to_end = [e for e in shown(store, who, when) if e.timestamp <= end]
+            latest = up_to_end[-n].timestamp if len(up_to_end) >= n else None
+            assert view.nth_latest_time(end, n) == latest
