@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
@@ -71,6 +72,22 @@ class TemporalIndex:
         hi = bisect.bisect_right(self._all, (end, _MAX_ID))
         return [event_id for _, event_id in self._all[lo:hi]]
 
+    def keys_between(self, start: datetime, end: datetime) -> list[tuple[datetime, str]]:
+        """(timestamp, id) of the events with start <= timestamp <= end, in that order."""
+        lo = bisect.bisect_left(self._all, (start, ""))
+        hi = bisect.bisect_right(self._all, (end, _MAX_ID))
+        return self._all[lo:hi]
+
+    def first_named(
+        self, admitted: Callable[[str], bool]
+    ) -> tuple[dict[str, datetime], dict[str, datetime]]:
+        """When each person, and each device, is first named by an event `admitted` accepts
+        (by id); a name no such event carries is left out. Read off the per-person and
+        per-device lists, so no event is read: usually the first of each list is admitted."""
+        return _first_admitted(self._by_person, admitted), _first_admitted(
+            self._by_device, admitted
+        )
+
     def count_between(self, start: datetime, end: datetime) -> int:
         """How many events lie in [start, end]: two bisections, no list built."""
         lo = bisect.bisect_left(self._all, (start, ""))
@@ -117,3 +134,15 @@ class TemporalIndex:
             after.update(keys[at + 1 : at + 1 + radius])
         chosen = sorted(before)[-radius:] + sorted(after)[:radius]
         return [event_id for _, event_id in chosen]
+
+
+def _first_admitted(
+    groups: dict[str, list[_Key]], admitted: Callable[[str], bool]
+) -> dict[str, datetime]:
+    firsts: dict[str, datetime] = {}
+    for name, keys in groups.items():
+        for timestamp, event_id in keys:
+            if admitted(event_id):
+                firsts[name] = timestamp
+                break
+    return firsts

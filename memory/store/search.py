@@ -7,7 +7,7 @@ Its own part because these only pass the indexes through: they read, never write
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -77,6 +77,17 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         """Event ids with start <= timestamp <= end, in time order."""
         return self._temporal.between(start, end)
+
+    def event_keys(self, start: datetime, end: datetime) -> list[tuple[datetime, str]]:
+        """`events_between` with each event's time: (timestamp, id), in time order."""
+        return self._temporal.keys_between(start, end)
+
+    def first_named(
+        self, admitted: Callable[[str], bool]
+    ) -> tuple[dict[str, datetime], dict[str, datetime]]:
+        """When each person and each device is first named by an event `admitted` accepts
+        (by id), without reading any event: a reader's view of who and what it may know."""
+        return self._temporal.first_named(admitted)
 
     def count_events_between(self, start: datetime, end: datetime) -> int:
         """How many events lie in [start, end] (the temporal index, without building a list)."""

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.access import VisibleStore
+from memory.access import VisibleStore, read_readable, read_readable_events
 from memory.models import Event, Modality
 from memory.store import MemoryStore
 from memory.visibility import may_see
@@ -112,6 +112,10 @@ def test_what_a_requester_reads_follows_every_write(
                 with pytest.raises(RuntimeError), store.transaction():
                     store.add_events([event(added, str(what), visibility)])
                     raise RuntimeError("the writer failed after the write")
+        for who in PEOPLE:  # off the time index, as read event by event
+            fast, slow = read_readable(store, who), read_readable_events(store, who)
+            assert (fast.people, fast.devices, fast.ids) == (slow.people, slow.devices, slow.ids)
+            assert fast.micros.tolist() == slow.micros.tolist()
         for who, minutes, from_minute, length, n in step_asks:
             when = START + timedelta(minutes=minutes)
             view = VisibleStore(store, who, as_of=when)
