@@ -339,26 +339,42 @@ class VisibleStore:
     ) -> list[tuple[str, float]]:
         vector = np.asarray(query_vector)
         key = ("dense", vector.dtype.str, vector.tobytes(), n, kind, between)
-        if self.as_of is not None:
-            # the index cuts at the view's time itself, so the hits after it are never
-            # fetched and then dropped (asked mid-week, half a week's events lie after the
-            # question, and the view asked again for four times as many)
-            start, end = between or (datetime.min, self.as_of)
-            if min(end, self.as_of) < start:
-                return []
-            between = (start, min(end, self.as_of))
+        empty, window = self._cut(between)
+        if empty:
+            return []
         return self._remembered(
             key,
-            lambda: self._widened(lambda m: self.store.dense_search(vector, m, kind, between), n),
+            lambda: self._widened(lambda m: self.store.dense_search(vector, m, kind, window), n),
         )
 
     def lexical_search(
-        self, query: str, n: int, kind: NodeKind | None = None
+        self,
+        query: str,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
     ) -> list[tuple[str, float]]:
+        empty, window = self._cut(between)
+        if empty:
+            return []
         return self._remembered(
-            ("lexical", query, n, kind),
-            lambda: self._widened(lambda m: self.store.lexical_search(query, m, kind), n),
+            ("lexical", query, n, kind, between),
+            lambda: self._widened(lambda m: self.store.lexical_search(query, m, kind, window), n),
         )
+
+    def _cut(
+        self, between: tuple[datetime, datetime] | None
+    ) -> tuple[bool, tuple[datetime, datetime] | None]:
+        """(nothing of `between` lies at or before the view's time, `between` ended there):
+        the indexes cut at the view's time themselves, so the hits after it are never fetched
+        and then dropped (asked mid-week, half a week's events lie after the question, and the
+        view asked again for four times as many; asked early in a long memory, nearly all)."""
+        if self.as_of is None:
+            return False, between
+        start, end = between or (datetime.min, self.as_of)
+        if min(end, self.as_of) < start:
+            return True, None
+        return False, (start, min(end, self.as_of))
 
     def _remembered(
         self, key: tuple[Any, ...], search: Callable[[], list[tuple[str, float]]]

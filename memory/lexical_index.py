@@ -37,11 +37,13 @@ from array import array
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 
 from memory.models import NodeKind
 from memory.text import tokenize
+from memory.vector_table import epoch_seconds
 
 _KIND_CODE = {NodeKind.EVENT: 1, NodeKind.FUSED: 2}
 _KIND_OF_CODE = {code: kind for kind, code in _KIND_CODE.items()}
@@ -63,11 +65,13 @@ class BM25Params:
 @dataclass(frozen=True)
 class _Doc:
     """One document as the index holds it: distinct token ids, their frequencies, its kind
-    (what an undo re-indexes; token ids are never reused, so it stays valid)."""
+    and time span (what an undo re-indexes; token ids are never reused, so it stays valid)."""
 
     tokens: np.ndarray
     tfs: np.ndarray
     kind: NodeKind
+    span: tuple[float, float] = (-math.inf, math.inf)
+    """Its first and last time, in `epoch_seconds` (a document added without one: always)."""
 
 
 class _Postings:
@@ -128,6 +132,11 @@ class LexicalIndex:
         self._free: list[int] = []
         self._doc_len = np.zeros(0, dtype=np.float64)
         self._kind = np.zeros(0, dtype=np.int8)
+        # slot -> its time span (epoch seconds): a search through a time cut keeps the hits
+        # inside it, so a question asked early in a long memory is not handed the later hits
+        # to drop one by one (and to ask again for four times as many)
+        self._start = np.zeros(0, dtype=np.float64)
+        self._end = np.zeros(0, dtype=np.float64)
         # per-query scratch, all zero / False between queries: only touched slots are reset
         self._acc = np.zeros(0, dtype=np.float64)
         self._seen = np.zeros(0, dtype=bool)
@@ -160,16 +169,25 @@ class LexicalIndex:
 
     # --- writes -----------------------------------------------------------------------
 
-    def add(self, node_id: str, text: str, kind: NodeKind) -> Callable[[], None]:
-        """Index (or re-index) one node; returns a function that restores the previous state."""
+    def add(
+        self,
+        node_id: str,
+        text: str,
+        kind: NodeKind,
+        span: tuple[datetime, datetime] | None = None,
+    ) -> Callable[[], None]:
+        """Index (or re-index) one node; returns a function that restores the previous state.
+        `span`: its first and last time (an event's timestamp twice), which a search `between`
+        two times filters on; a node without one is inside every window."""
         counts = Counter(self._tokenize(text))
+        times = (-math.inf, math.inf) if span is None else tuple(map(epoch_seconds, span))
         with self._lock:
-            return self._set(node_id, self._encode(counts, kind))
+            return self._set(node_id, self._encode(counts, kind, (times[0], times[1])))
 
     def remove(self, node_id: str) -> Callable[[], None]:
         return self._set(node_id, None)
 
-    def _encode(self, counts: Counter[str], kind: NodeKind) -> _Doc:
+    def _encode(self, counts: Counter[str], kind: NodeKind, span: tuple[float, float]) -> _Doc:
         """Token counts as token ids (new tokens get the next ids) and frequencies."""
         token_id = self._token_id
         tokens = np.empty(len(counts), dtype=_TOKEN_ID)
@@ -180,7 +198,7 @@ class LexicalIndex:
                 self._tokens.append(term)
                 self._postings.append(_Postings())
             tokens[i] = tid
-        return _Doc(tokens, np.fromiter(counts.values(), np.int64, len(counts)), kind)
+        return _Doc(tokens, np.fromiter(counts.values(), np.int64, len(counts)), kind, span)
 
     def _set(self, node_id: str, doc: _Doc | None) -> Callable[[], None]:
         with self._lock:
@@ -206,6 +224,8 @@ class LexicalIndex:
             capacity = max(1024, 2 * self._doc_len.shape[0])
             self._doc_len = np.resize(self._doc_len, capacity)
             self._kind = np.resize(self._kind, capacity)
+            self._start = np.resize(self._start, capacity)
+            self._end = np.resize(self._end, capacity)
             self._acc = np.zeros(capacity, dtype=np.float64)
             self._seen = np.zeros(capacity, dtype=bool)
         return slot
@@ -216,6 +236,7 @@ class LexicalIndex:
         length = int(doc.tfs.sum())
         self._doc_len[slot] = length
         self._kind[slot] = _KIND_CODE[doc.kind]
+        self._start[slot], self._end[slot] = doc.span
         self._total_len += length
         postings = self._postings
         tokens = doc.tokens.tolist()
@@ -240,6 +261,7 @@ class LexicalIndex:
             np.array(tokens, dtype=_TOKEN_ID),
             np.array(tfs, dtype=np.int64),
             _KIND_OF_CODE[int(self._kind[slot])],
+            (float(self._start[slot]), float(self._end[slot])),
         )
         self._total_len -= int(self._doc_len[slot])
         self._doc_len[slot] = 0
@@ -261,17 +283,27 @@ class LexicalIndex:
 
     # --- queries ----------------------------------------------------------------------
 
-    def _totals(self, query: str, kind: NodeKind | None) -> tuple[np.ndarray, np.ndarray]:
-        """(slots, scores) of the documents of `kind` that share a token with the query.
-        Work: the postings of the query's tokens (none when it repeats the last query since
-        the last write), then the kind filter over the hits."""
+    def _totals(
+        self,
+        query: str,
+        kind: NodeKind | None,
+        between: tuple[datetime, datetime] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, scores) of the documents of `kind`, with a time span meeting `between`,
+        that share a token with the query. Work: the postings of the query's tokens (none when
+        it repeats the last query since the last write), then the filters over the hits."""
         tokens = self._tokenize(query)
         if self._last is None or self._last[0] != tokens:
             self._last = (tokens, self._score(tokens))
         hit, totals = self._last[1]
-        if kind is None:
+        if kind is None and between is None:
             return hit, totals
-        keep = self._kind[hit] == _KIND_CODE[kind]
+        keep = np.ones(hit.size, dtype=bool)
+        if kind is not None:
+            keep &= self._kind[hit] == _KIND_CODE[kind]
+        if between is not None:
+            lo, hi = epoch_seconds(between[0]), epoch_seconds(between[1])
+            keep &= (self._start[hit] <= hi) & (self._end[hit] >= lo)
         return hit[keep], totals[keep]
 
     def rarity(self, text: str) -> dict[str, float]:
@@ -339,12 +371,19 @@ class LexicalIndex:
             slots, values = self._totals(query, kind)
             return {str(self._ids[s]): v for s, v in zip(slots.tolist(), values.tolist())}
 
-    def search(self, query: str, n: int, kind: NodeKind | None = None) -> list[tuple[str, float]]:
-        """Top-n positive BM25L scores, best first (ties by id, for reproducible ranks)."""
+    def search(
+        self,
+        query: str,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Top-n positive BM25L scores, best first (ties by id, for reproducible ranks), of
+        the nodes of `kind` whose time span meets `between` (scored over the whole corpus)."""
         if n <= 0:
             return []
         with self._lock:
-            slots, values = self._totals(query, kind)
+            slots, values = self._totals(query, kind, between)
             if slots.size > n:
                 # keep every document tied with the n-th score so the id tie-break is exact
                 cutoff = np.partition(values, slots.size - n)[slots.size - n]

@@ -160,9 +160,14 @@ class MemoryStoreAPI(Protocol):
         """Nearest nodes by cosine similarity, best first; `between` restricts events by time."""
 
     def lexical_search(
-        self, query: str, n: int, kind: NodeKind | None = None
+        self,
+        query: str,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
     ) -> list[tuple[str, float]]:
-        """BM25L over the same texts; only positive scores, best first."""
+        """BM25L over the same texts; only positive scores, best first; `between` keeps the
+        nodes whose time span meets it (scored against the whole memory all the same)."""
 
     def term_rarity(self, text: str) -> dict[str, float]:
         """Each distinct token of `text` (the lexical index's tokenizer) and its idf there."""

@@ -95,13 +95,18 @@ class StoreCore:
             devices[event.device] += 1
             people.update(set(event.characters))
             temporal.add(event)
-            lexical.add(event.event_id, event.index_text(), NodeKind.EVENT)
+            lexical.add(
+                event.event_id,
+                event.index_text(),
+                NodeKind.EVENT,
+                (event.timestamp, event.timestamp),
+            )
             if event.event_id not in visibility:
                 visibility[event.event_id] = sys.intern(derive_visibility(event))
         for (body,) in self._db.execute("SELECT body FROM fused_nodes ORDER BY node_id"):
             node = FusedNode.model_validate_json(body)
             fused[node.node_id] = node
-            lexical.add(node.node_id, node.index_text(), NodeKind.FUSED)
+            lexical.add(node.node_id, node.index_text(), NodeKind.FUSED, (node.start, node.end))
         self._events, self._fingerprints, self._fused = events, fingerprints, fused
         self._visibility = {i: visibility[i] for i in events}
         self._people, self._devices = people, devices

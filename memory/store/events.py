@@ -189,7 +189,14 @@ class EventLog(AuditOutbox):
             )
         )
         for event in new:
-            db.on_rollback(self._lexical.add(event.event_id, event.index_text(), NodeKind.EVENT))
+            db.on_rollback(
+                self._lexical.add(
+                    event.event_id,
+                    event.index_text(),
+                    NodeKind.EVENT,
+                    (event.timestamp, event.timestamp),
+                )
+            )
 
     def has_node(self, node_id: str) -> bool:
         return node_id in self._events or node_id in self._fused

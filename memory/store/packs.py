@@ -95,7 +95,7 @@ class FusedPacks(StoreCore):
                     [IndexedVector(node_id, vector, NodeKind.FUSED, node.start, node.end, text)]
                 )
             )
-            db.on_rollback(self._lexical.add(node_id, text, NodeKind.FUSED))
+            db.on_rollback(self._lexical.add(node_id, text, NodeKind.FUSED, (node.start, node.end)))
             db.after_commit(self._vectors.maybe_flush)
 
     def _restore_fused(self, node_id: str, previous: FusedNode | None) -> None:

@@ -61,10 +61,15 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         return self._vectors.search(query_vector, n, kind, between)
 
     def lexical_search(
-        self, query: str, n: int, kind: NodeKind | None = None
+        self,
+        query: str,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
     ) -> list[tuple[str, float]]:
-        """BM25L over the same texts; only positive scores, best first."""
-        return self._lexical.search(query, n, kind)
+        """BM25L over the same texts; only positive scores, best first; `between` keeps the
+        nodes whose time span meets it (scores stay those of the whole memory)."""
+        return self._lexical.search(query, n, kind, between)
 
     def event_centroid(self) -> np.ndarray | None:
         """The mean vector of the stored events (None without events)."""

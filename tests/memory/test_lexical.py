@@ -7,6 +7,9 @@ import math
 import random
 import tracemalloc
 from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -202,19 +205,37 @@ _ops = st.lists(
         st.integers(0, 11),
         _texts,
         st.sampled_from(_KINDS),
+        st.tuples(st.integers(0, 48), st.integers(0, 6)),  # first hour, hours more
     ),
     min_size=1,
     max_size=40,
 )
+_windows = st.tuples(st.integers(-2, 56), st.integers(-1, 12))  # first hour, hours more
+_T0 = datetime(2026, 5, 11)
+
+
+def _hours(first: int, more: int) -> tuple[datetime, datetime]:
+    return _T0 + timedelta(hours=first), _T0 + timedelta(hours=first + more)
+
+
+def _meets(span: tuple[datetime, datetime], window: tuple[datetime, datetime]) -> bool:
+    return span[0] <= window[1] and span[1] >= window[0]
+
+
 _queries = st.lists(
     st.lists(st.sampled_from(_VOCAB + ["zebra"]), max_size=4).map(" ".join), min_size=1, max_size=4
 )
 
 
 def _reference_ranking(
-    live: dict[str, tuple[str, NodeKind]], query: str, n: int, kind: NodeKind | None
+    live: dict[str, tuple[str, NodeKind]],
+    query: str,
+    n: int,
+    kind: NodeKind | None,
+    inside: Callable[[str], bool] = lambda node_id: True,
 ) -> list[tuple[str, float]]:
-    """rank_bm25 over the whole live corpus, then the kind filter, then (-score, id)."""
+    """rank_bm25 over the whole live corpus, then the kind and time filters, then (-score,
+    id)."""
     if not live:
         return []
     ids = list(live)
@@ -223,37 +244,45 @@ def _reference_ranking(
     hits = [
         (i, float(s))
         for i, s in zip(ids, raw, strict=True)
-        if s > 0 and (kind is None or live[i][1] == kind)
+        if s > 0 and (kind is None or live[i][1] == kind) and inside(i)
     ]
     return sorted(hits, key=lambda item: (-item[1], item[0]))[:n]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=_ops, queries=_queries, n=st.integers(1, 6))
+@given(ops=_ops, queries=_queries, n=st.integers(1, 6), window=_windows)
 def test_random_corpora_and_edits_equal_rank_bm25(
-    ops: list[tuple[str, int, str, NodeKind]], queries: list[str], n: int
+    ops: list[tuple[str, int, str, NodeKind, tuple[int, int]]],
+    queries: list[str],
+    n: int,
+    window: tuple[int, int],
 ) -> None:
     """Any sequence of add / re-add / remove (undo included), then every query: the same
-    scores as rank_bm25.BM25L over the live corpus (1e-9), per kind, and the same top-n."""
+    scores as rank_bm25.BM25L over the live corpus (1e-9), per kind, and the same top-n,
+    also of the nodes whose time span meets a window."""
     index = LexicalIndex()
     live: dict[str, tuple[str, NodeKind]] = {}
-    undo_log: list[tuple[object, dict[str, tuple[str, NodeKind]]]] = []
-    for op, key, text, kind in ops:
+    spans: dict[str, tuple[datetime, datetime]] = {}
+    undo_log: list[tuple[object, dict[str, tuple[str, NodeKind]], dict[str, Any]]] = []
+    for op, key, text, kind, hours in ops:
         node_id = f"n{key}"
+        span = _hours(*hours)
         undo_log.append(
             (
-                index.remove(node_id) if op == "remove" else index.add(node_id, text, kind),
+                index.remove(node_id) if op == "remove" else index.add(node_id, text, kind, span),
                 dict(live),
+                dict(spans),
             )
         )
         if op == "remove":
             live.pop(node_id, None)
         else:
-            live[node_id] = (text, kind)
+            live[node_id], spans[node_id] = (text, kind), span
     # undo the last few edits, newest first, as a rolled-back transaction does
-    for undo, before in reversed(undo_log[len(undo_log) // 2 :]):
+    for undo, before, spans_before in reversed(undo_log[len(undo_log) // 2 :]):
         undo()  # type: ignore[operator]
-        live = before
+        live, spans = before, spans_before
+    cut = _hours(*window)
     assert len(index) == len(live)
     for query in queries:
         for kind in (None, *_KINDS):
@@ -264,6 +293,10 @@ def test_random_corpora_and_edits_equal_rank_bm25(
                 assert abs(got[node_id] - score) <= 1e-9 * max(1.0, abs(score))
             top = index.search(query, n, kind)
             assert [i for i, _ in top] == [i for i, _ in expected[:n]]
+            inside = _reference_ranking(live, query, n, kind, lambda i: _meets(spans[i], cut))
+            got_inside = index.search(query, n, kind, cut)
+            assert [i for i, _ in got_inside] == [i for i, _ in inside]
+            assert [v for _, v in got_inside] == pytest.approx([v for _, v in inside], rel=1e-9)
 
 
 def test_tied_scores_rank_by_id_at_the_cutoff() -> None:

@@ -199,13 +199,18 @@ class FakeStore:
         }
 
     def lexical_search(
-        self, query: str, n: int, kind: NodeKind | None = None
+        self,
+        query: str,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
     ) -> list[tuple[str, float]]:
         q = set(tokenize(query))
+        lo, hi = between or (datetime.min, datetime.max)
         hits = []
-        for node_id, text in [(e.event_id, e.description) for e in self.events.values()] + [
-            (f.node_id, f.summary) for f in self.fused.values()
-        ]:
+        for node_id, text in [
+            (e.event_id, e.description) for e in self.events.values() if lo <= e.timestamp <= hi
+        ] + [(f.node_id, f.summary) for f in self.fused.values() if f.start <= hi and f.end >= lo]:
             score = len(q & set(tokenize(text)))
             if score > 0:
                 hits.append((node_id, float(score)))

@@ -258,13 +258,19 @@ class FakeStore:
         return self._word_cache[key]
 
     def lexical_search(
-        self, query: str, n: int, kind: NodeKind | None = None
+        self,
+        query: str,
+        n: int,
+        kind: NodeKind | None = None,
+        between: tuple[datetime, datetime] | None = None,
     ) -> list[tuple[str, float]]:
         self.calls.append("lexical")
         wanted = _words(query)
         hits = []
         for node_id in [*self._events, *self._fused]:
             if not self._kind_ok(node_id, kind):
+                continue
+            if between is not None and not self._inside(node_id, between):
                 continue
             node = self._fused[node_id] if is_fused_id(node_id) else self._events[node_id]
             score = float(len(wanted & self._text_words(node_id, node.index_text())))
