@@ -50,6 +50,14 @@ class VectorIndexConfig(BaseModel):
         description="A query whose kind/time filter admits at most this many nodes is scored "
         "exactly in memory instead of asking Chroma.",
     )
+    exact_span_limit: int = Field(
+        default=16_384,
+        ge=0,
+        description="…or whose admitted rows all lie within this many consecutive rows (a time "
+        "window of a memory written in time order, scored in place): asked early in a long "
+        "memory, an as-of view admits the first few thousand rows, and an approximate fetch "
+        "found too few of them before falling back to that very scan.",
+    )
     oversample: float = Field(
         default=2.0,
         ge=1.0,
@@ -419,7 +427,14 @@ class VectorIndex(VectorTable):
             admitted = len(self._slot_of) if slots is None else int(slots.size)
             if admitted == 0:
                 return []
-            narrow = admitted <= self.config.exact_scan_limit or self._chroma_count == 0
+            narrow = (
+                admitted <= self.config.exact_scan_limit
+                or self._chroma_count == 0
+                or (
+                    slots is not None
+                    and int(slots[-1]) - int(slots[0]) < self.config.exact_span_limit
+                )
+            )
             # a narrow filter, or one too few approximate hits pass (None): scanned exactly
             candidates = None if narrow else self._chroma_candidates(q, n, slots, admitted)
             if candidates is None:

@@ -402,10 +402,12 @@ def _brute_force(store: MemoryStore, embedder: Any, query: np.ndarray, keep: Any
 
 DENSE_PATHS = {
     "exact": VectorIndexConfig(),  # small filtered sets are scored in memory
-    "chroma": VectorIndexConfig(exact_scan_limit=0),  # every query goes through Chroma
-    "chroma+buffered": VectorIndexConfig(exact_scan_limit=0),
+    "chroma": VectorIndexConfig(
+        exact_scan_limit=0, exact_span_limit=0
+    ),  # every query goes through Chroma
+    "chroma+buffered": VectorIndexConfig(exact_scan_limit=0, exact_span_limit=0),
     # too few approximate hits pass the filter: the admitted rows are scanned exactly
-    "chroma+fallback": VectorIndexConfig(exact_scan_limit=0, max_fetch=1),
+    "chroma+fallback": VectorIndexConfig(exact_scan_limit=0, exact_span_limit=0, max_fetch=1),
 }
 
 
@@ -446,7 +448,9 @@ def test_a_filter_too_few_approximate_hits_pass_is_scanned_exactly(
 ) -> None:
     """One approximate fetch; when too few of its rows pass the kind/time filter, the rows the
     filter admits are scored in memory (exactly), not asked of Chroma again."""
-    store = open_store(vector_config=VectorIndexConfig(exact_scan_limit=0, max_fetch=1))
+    store = open_store(
+        vector_config=VectorIndexConfig(exact_scan_limit=0, exact_span_limit=0, max_fetch=1)
+    )
     store.add_events(household)
     store.put_fused(knee_pack(store))
     store.flush()
@@ -461,10 +465,35 @@ def test_a_filter_too_few_approximate_hits_pass_is_scanned_exactly(
     )[:3]
 
 
+def test_a_window_of_few_consecutive_rows_is_scanned_without_asking_chroma(
+    open_store: Any, household: list[Event], hash_embedder: Any, tmp_path: Path
+) -> None:
+    """A time window admits more nodes than the exact-scan limit, but they lie within a few
+    consecutive rows (a memory written in time order): scored in place, exactly, and Chroma is
+    not asked; past the span limit the same window goes to Chroma first."""
+    within = VectorIndexConfig(exact_scan_limit=1, exact_span_limit=len(household) + 1)
+    beyond = VectorIndexConfig(exact_scan_limit=1, exact_span_limit=2)
+    window = (T0, T0 + timedelta(minutes=30))
+    for config, chroma_queries in ((within, 0), (beyond, 1)):
+        store = open_store(tmp_path / f"asks_chroma_{chroma_queries}", vector_config=config)
+        store.add_events(household)
+        store.flush()
+        table = store._vectors
+        query = store.embed_query("David knee ice pack injury")
+        asked = table.ann_queries
+        hits = store.dense_search(query, 3, kind=NodeKind.EVENT, between=window)
+        assert table.ann_queries - asked == chroma_queries
+        expected = _brute_force(
+            store, hash_embedder, query, lambda i: i in {"e01", "e02", "e03", "e09"}
+        )
+        assert [i for i, _ in hits] == expected[:3]
+        store.close()
+
+
 def test_dense_search_through_chroma_ignores_rows_not_yet_rewritten(
     open_store: Any, household: list[Event]
 ) -> None:
-    store = open_store(vector_config=VectorIndexConfig(exact_scan_limit=0))
+    store = open_store(vector_config=VectorIndexConfig(exact_scan_limit=0, exact_span_limit=0))
     store.add_events(household)
     store.put_fused(knee_pack(store, "knee injury ice pack"))
     store.put_fused(
@@ -499,7 +528,7 @@ def test_buffered_new_nodes_do_not_widen_chroma_fetches(
         return real(self, q, n)
 
     monkeypatch.setattr(VectorIndex, "_query_ids", spy)
-    store = open_store(vector_config=VectorIndexConfig(exact_scan_limit=0))
+    store = open_store(vector_config=VectorIndexConfig(exact_scan_limit=0, exact_span_limit=0))
     store.add_events(household)
     store.put_fused(knee_pack(store, "knee injury ice pack"))
     store.flush()

@@ -19,7 +19,9 @@ from memory.vector_table import text_fingerprint
 
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 DIM = 384  # the bundled MiniLM's dimension
-VIA_CHROMA = VectorIndexConfig(exact_scan_limit=0)  # every search asks Chroma's HNSW
+VIA_CHROMA = VectorIndexConfig(
+    exact_scan_limit=0, exact_span_limit=0
+)  # every search asks Chroma's HNSW
 
 
 def unit_vectors(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
