@@ -94,8 +94,15 @@ def read_readable(store: MemoryStoreAPI, who: str) -> _Readable:
     if event_keys is None or first_named is None:
         return read_readable_events(store, who)
 
+    every = getattr(store, "visibilities", None)  # one copy, not a call an event
+    seen: dict[str, str] = every() if every is not None else {}
+    admits = {v: _admits(who, v) for v in set(seen.values())}
+
     def admitted(event_id: str) -> bool:
-        try:
+        visibility = seen.get(event_id)
+        if visibility is not None:
+            return admits[visibility]
+        try:  # stored since the copy, or a store without one
             return _admits(who, store.visibility_of(event_id))
         except NodeNotFoundError:  # forgotten since it was listed
             return False
@@ -215,6 +222,9 @@ class VisibleStore:
             )
         if event_id in self._upto:
             return True
+        event_time = getattr(self.store, "event_time", None)  # without decoding the event
+        if event_time is not None:
+            return bool(event_time(event_id) <= self.as_of)
         return self.store.get_event(event_id).timestamp <= self.as_of
 
     def _require(self, node_id: str, what: str) -> None:

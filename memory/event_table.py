@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from memory.models import Event
 
 DEFAULT_CACHE_SIZE = 4096
+# Between the event id's value and the timestamp's: inside a JSON string a quote is escaped,
+# so the first match is the timestamp key itself.
+_TIMESTAMP_KEY = b'","timestamp":"'
 
 
 class EventTable:
@@ -77,6 +81,26 @@ class EventTable:
         if row is None:
             return None
         return row if isinstance(row, Event) else self._cached(row)
+
+    def timestamp(self, event_id: str) -> datetime | None:
+        """The event's time without decoding it (None for an unknown id): read off its JSON,
+        where `event_id` comes first and `timestamp` second. A view checks the time of every
+        id a search hands it, and decoding each (~15 µs) was a tenth of a question's time on
+        a 100k-event store; a body that does not read so is decoded after all."""
+        row = self._rows.get(event_id)
+        if row is None:
+            return None
+        if isinstance(row, Event):
+            return row.timestamp
+        start = row.find(_TIMESTAMP_KEY)
+        if start > 0:
+            start += len(_TIMESTAMP_KEY)
+            end = row.find(b'"', start)
+            try:
+                return datetime.fromisoformat(row[start:end].decode())
+            except ValueError:
+                pass
+        return self._cached(row).timestamp
 
     def decode(self, event_id: str) -> Event:
         """The event, decoded afresh: for scans over many events, which would only flush

@@ -207,6 +207,13 @@ class EventLog(AuditOutbox):
             raise NodeNotFoundError(event_id, "event")
         return event
 
+    def event_time(self, event_id: str) -> datetime:
+        """`get_event(event_id).timestamp`, without decoding the event."""
+        timestamp = self._events.timestamp(event_id)
+        if timestamp is None:
+            raise NodeNotFoundError(event_id, "event")
+        return timestamp
+
     def get_events(self, event_ids: Iterable[str]) -> list[Event]:
         """The events in the order asked; NodeNotFoundError on the first unknown id."""
         return [self.get_event(event_id) for event_id in event_ids]

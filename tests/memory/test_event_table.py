@@ -142,7 +142,26 @@ def test_random_events_come_back_equal(events: list[Event]) -> None:
         assert table[event.event_id] == event
         assert table.decode(event.event_id) == event
         assert table[event.event_id].fingerprint() == event.fingerprint()
+        assert table.timestamp(event.event_id) == event.timestamp  # read without decoding
     assert list(table.scan()) == events
+    assert table.timestamp("no such event" + "".join(table)) is None
+
+
+def test_the_time_read_off_a_body_is_the_events_own_whatever_its_text_holds() -> None:
+    """The time is read off the JSON where the id ends: an id, a description or metadata that
+    spell out a timestamp key of their own do not fool it (inside a JSON string a quote is
+    escaped), and microseconds survive."""
+    decoy = '","timestamp":"1999-01-01T00:00:00'
+    event = _event("a", 0).model_copy(
+        update={
+            "event_id": f"x{decoy}",
+            "timestamp": datetime(2026, 5, 11, 6, 0, 0, 123456),
+            "description": f"said {decoy} aloud",
+            "metadata": {"timestamp": "1999-01-01T00:00:00", decoy: decoy},
+        }
+    )
+    table = EventTable.from_events([event], cache_size=0)
+    assert table.timestamp(event.event_id) == datetime(2026, 5, 11, 6, 0, 0, 123456)
 
 
 def test_temporal_index_removes_and_finds_neighbours_of_the_events_handed_in() -> None:
