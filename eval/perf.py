@@ -22,12 +22,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from rich.table import Table
 
 from memory.models import Event
@@ -57,6 +57,10 @@ class PerfReport(BaseModel):
     stream_events: int = 0
     stream_p50_ms: float | None = None
     stream_p95_ms: float | None = None
+    asked_queries: int = 0
+    asked_p50_ms: dict[str, float] = Field(default_factory=dict)
+    asked_p95_ms: dict[str, float] = Field(default_factory=dict)
+    """By system: each question asked by its household's member, at its own time (`Ask`)."""
 
     @property
     def slowdown(self) -> float | None:
@@ -95,6 +99,12 @@ class PerfReport(BaseModel):
                 f"multi-round controller p50 / p95 ms ({self.controller_queries} queries)",
                 f"{self.controller_p50_ms:.1f} / {self.controller_p95_ms:.1f}",
             )
+        for system in self.asked_p50_ms:
+            table.add_row(
+                f"{system} as the asker, at the asking time, p50 / p95 ms "
+                f"({self.asked_queries} questions)",
+                f"{self.asked_p50_ms[system]:.1f} / {self.asked_p95_ms[system]:.1f}",
+            )
         if self.stream_p50_ms is not None:
             table.add_row(
                 f"streamed fused ingest p50 / p95 ms per event ({self.stream_events} events, "
@@ -104,13 +114,23 @@ class PerfReport(BaseModel):
         return table
 
 
+class Ask(NamedTuple):
+    """A question as its household's member asked it: their words, who, and when."""
+
+    question: str
+    user: str
+    time: datetime
+
+
 class HouseholdWeek(NamedTuple):
-    """One household-week of the stream: its unlabelled events, its questions, and the
-    storyline episode of each storyline event (by id; what pack purity is measured by)."""
+    """One household-week of the stream: its unlabelled events, its questions (also as
+    asked: by whom and when, moved with the week), and the storyline episode of each
+    storyline event (by id; what pack purity is measured by)."""
 
     events: list[Event]
     questions: list[str]
     episodes: dict[str, str]
+    asks: list[Ask]
 
 
 def household_weeks(n_events: int, seed: int = 13) -> Iterator[HouseholdWeek]:
@@ -141,7 +161,12 @@ def household_weeks(n_events: int, seed: int = 13) -> Iterator[HouseholdWeek]:
             for event in scenario.memory_events(labels=True)[:kept]
             if (episode := storyline_episode(event)) is not None
         }
-        yield HouseholdWeek(events, [q.question for q in scenario.questions], episodes)
+        asks = [
+            Ask(q.question, q.question_user, q.question_time + shift)
+            for q in scenario.questions
+            if q.question_user and q.question_time
+        ]
+        yield HouseholdWeek(events, [q.question for q in scenario.questions], episodes, asks)
         total += len(events)
         week += 1
 
@@ -198,6 +223,7 @@ def run_perf(
 
     settings = load_settings(embedding_provider="hashing" if embedder == "hashing" else None)
     questions: list[str] = []
+    asks: list[Ask] = []
     batches: list[tuple[int, float]] = []
     streamed: list[Event] = []
     episodes: dict[str, str] = {}
@@ -225,6 +251,7 @@ def run_perf(
                         bar.update(len(part))
                     if bulk:
                         questions += week.questions
+                        asks += [a for a in week.asks if a.time <= bulk[-1].timestamp]
                         weeks += 1
                         last_time = bulk[-1].timestamp
             queries = random.Random(seed + 1).sample(questions, min(n_queries, len(questions)))
@@ -247,6 +274,16 @@ def run_perf(
                     options=MEMFUSE,
                 )
                 controller.append((time.perf_counter() - t0) * 1000)
+            # as a household member asks, at the asking time: through their view of the memory
+            # as it was then (the questions of early weeks read a short past of a long store)
+            asked = random.Random(seed + 2).sample(asks, min(n_queries, len(asks)))
+            memory.store.embed_queries([a.question for a in asked])
+            as_asked: dict[str, list[float]] = {"hybrid": [], "memfuse": []}
+            for ask in asked:
+                for system, samples in as_asked.items():
+                    t0 = time.perf_counter()
+                    memory.search(ask.question, system=system, time=ask.time, user=ask.user)
+                    samples.append((time.perf_counter() - t0) * 1000)
             packs = memory.store.all_fused() if mode == "fused" else []
             purity = pack_purity(packs, episodes) if mode == "fused" else None
             per_event: list[float] = []
@@ -282,4 +319,7 @@ def run_perf(
         stream_events=len(per_event),
         stream_p50_ms=s50,
         stream_p95_ms=s95,
+        asked_queries=len(asked),
+        asked_p50_ms={s: _percentiles(v)[0] for s, v in as_asked.items() if v},
+        asked_p95_ms={s: _percentiles(v)[1] for s, v in as_asked.items() if v},
     )

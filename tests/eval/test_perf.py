@@ -5,6 +5,7 @@ its timings are for closing notes, never for tests."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from itertools import pairwise
 from pathlib import Path
 
@@ -31,6 +32,13 @@ def test_household_weeks_lay_distinct_households_end_to_end():
         assert week.episodes and set(week.episodes) <= {e.event_id for e in week.events}
     assert len({episode for week in batches for episode in week.episodes.values()}) > 3
     assert set().union(*(week.episodes for week in batches)) <= ids
+    # the questions as asked: by a member of that household, in or just after its week
+    for week in batches:
+        people = {p for e in week.events for p in e.characters}
+        assert week.asks and {a.question for a in week.asks} <= set(week.questions)
+        assert {a.user for a in week.asks} <= people
+        first = min(e.timestamp for e in week.events)
+        assert all(first <= a.time <= first + timedelta(days=9) for a in week.asks)
 
 
 def test_the_first_and_last_tenth_are_timed_apart():
@@ -58,6 +66,16 @@ def test_a_small_run_reports_every_figure(tmp_path: Path):
     assert "1,500 events (2 household-weeks)" in str(report.render().title)
     assert report.first_tenth_events_per_s and report.last_tenth_events_per_s
     assert report.packs is None and report.stream_events == 0  # plain, nothing streamed
+    # asked as the household's members, at their own times: a figure for each system
+    assert report.asked_queries == 12
+    assert set(report.asked_p50_ms) == set(report.asked_p95_ms) == {"hybrid", "memfuse"}
+    for system, p50 in report.asked_p50_ms.items():
+        assert 0 < p50 <= report.asked_p95_ms[system]
+    out = Console(record=True, width=200)
+    out.print(report.render())
+    assert "memfuse as the asker, at the asking time, p50 / p95 ms (12 questions)" in (
+        out.export_text()
+    )
 
 
 def test_a_small_fused_run_reports_packs_purity_and_streamed_latency(tmp_path: Path):
