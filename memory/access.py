@@ -24,7 +24,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -34,6 +34,7 @@ from memory.errors import MemFuseError, NodeNotFoundError
 from memory.models import Edge, EdgeType, Event, FusedNode, Link, NodeKind, is_fused_id
 from memory.read_request import ReadRequest
 from memory.store_api import MemoryStoreAPI, StoreStats
+from memory.temporal_index import key_span
 from memory.visibility import audience
 
 _WIDEN = 4  # a filtered search asks the index for this many times more, until it has enough
@@ -45,15 +46,13 @@ _CUT_SET_LIMIT = 8192
 @dataclass(frozen=True)
 class _Readable:
     """What one requester may read of the whole store, in time order: when each person and
-    each device is first named by an event they may see, and those events' ids with their
-    times (microseconds since 1970, to bisect: a view's `events_between`, its counts and its
-    n-th latest time were each a pass over every event listed, checked one by one, several
-    times a question)."""
+    each device is first named by an event they may see, and those events' (timestamp, id)
+    keys, to bisect (a view's `events_between`, its counts and its n-th latest time were each
+    a pass over every event listed, checked one by one, several times a question)."""
 
     people: dict[str, datetime]
     devices: dict[str, datetime]
-    ids: list[str]
-    micros: np.ndarray
+    keys: list[tuple[datetime, str]]
 
     @staticmethod
     def until(first_named: dict[str, datetime], as_of: datetime | None) -> set[str]:
@@ -63,17 +62,7 @@ class _Readable:
     def span(self, start: datetime, end: datetime) -> tuple[int, int]:
         """The positions of the events with start <= timestamp <= end (the store's own
         `events_between` bounds)."""
-        lo = int(np.searchsorted(self.micros, _micros(start), side="left"))
-        hi = int(np.searchsorted(self.micros, _micros(end), side="right"))
-        return lo, max(hi, lo)
-
-
-_EPOCH = datetime(1970, 1, 1)
-_MICROSECOND = timedelta(microseconds=1)
-
-
-def _micros(when: datetime) -> int:
-    return (when - _EPOCH) // _MICROSECOND
+        return key_span(self.keys, start, end)
 
 
 # Store → requester → (the store's generation, what they may read). The planner asks a view
@@ -98,28 +87,27 @@ def read_readable(store: MemoryStoreAPI, who: str) -> _Readable:
     seen: dict[str, str] = every() if every is not None else {}
     admits = {v: _admits(who, v) for v in set(seen.values())}
 
-    def admitted(event_id: str) -> bool:
-        visibility = seen.get(event_id)
-        if visibility is not None:
-            return admits[visibility]
-        try:  # stored since the copy, or a store without one
+    def admitted(event_id: str) -> bool:  # stored since the copy, or a store without one
+        try:
             return _admits(who, store.visibility_of(event_id))
         except NodeNotFoundError:  # forgotten since it was listed
             return False
 
-    keys = [(t, i) for t, i in event_keys(datetime.min, datetime.max) if admitted(i)]
-    ids = [i for _, i in keys]
-    people, devices = first_named(set(ids).__contains__)
-    micros = np.fromiter((_micros(t) for t, _ in keys), dtype=np.int64, count=len(keys))
-    return _Readable(people, devices, ids, micros)
+    known = seen.get
+    keys = [  # inline: a function call an event was a third of this read
+        key
+        for key in event_keys(datetime.min, datetime.max)
+        if (admits[v] if (v := known(key[1])) is not None else admitted(key[1]))
+    ]
+    people, devices = first_named({i for _, i in keys}.__contains__)
+    return _Readable(people, devices, keys)
 
 
 def read_readable_events(store: MemoryStoreAPI, who: str) -> _Readable:
     """`read_readable` by reading every event the requester may see, in time order."""
     people: dict[str, datetime] = {}
     devices: dict[str, datetime] = {}
-    ids: list[str] = []
-    micros: list[int] = []
+    keys: list[tuple[datetime, str]] = []
     for event_id in store.events_between(datetime.min, datetime.max):  # time order
         try:
             if not _admits(who, store.visibility_of(event_id)):
@@ -130,9 +118,8 @@ def read_readable_events(store: MemoryStoreAPI, who: str) -> _Readable:
         devices.setdefault(event.device, event.timestamp)
         for person in event.characters:
             people.setdefault(person, event.timestamp)
-        ids.append(event_id)
-        micros.append(_micros(event.timestamp))
-    return _Readable(people, devices, ids, np.asarray(micros, dtype=np.int64))
+        keys.append((event.timestamp, event_id))
+    return _Readable(people, devices, keys)
 
 
 class ReadOnlyViewError(MemFuseError, AttributeError):
@@ -416,7 +403,7 @@ class VisibleStore:
             return self.store.events_between(start, end)
         readable = self._readable(self._who)
         lo, hi = readable.span(start, end)
-        return readable.ids[lo:hi]
+        return [event_id for _, event_id in readable.keys[lo:hi]]
 
     def count_events_between(self, start: datetime, end: datetime) -> int:
         end = min(end, self.as_of) if self.as_of is not None else end
@@ -436,7 +423,7 @@ class VisibleStore:
             raise ValueError(f"expected n >= 1, got {n}")
         readable = self._readable(self._who)
         _, hi = readable.span(datetime.min, end)
-        return self.store.get_event(readable.ids[hi - n]).timestamp if hi >= n else None
+        return readable.keys[hi - n][0] if hi >= n else None
 
     def adjacent_events(
         self, event_id: str, radius: int, by: Literal["device", "person"]

@@ -68,14 +68,11 @@ class TemporalIndex:
 
     def between(self, start: datetime, end: datetime) -> list[str]:
         """Event ids with start <= timestamp <= end, in (timestamp, id) order."""
-        lo = bisect.bisect_left(self._all, (start, ""))
-        hi = bisect.bisect_right(self._all, (end, _MAX_ID))
-        return [event_id for _, event_id in self._all[lo:hi]]
+        return [event_id for _, event_id in self.keys_between(start, end)]
 
     def keys_between(self, start: datetime, end: datetime) -> list[tuple[datetime, str]]:
         """(timestamp, id) of the events with start <= timestamp <= end, in that order."""
-        lo = bisect.bisect_left(self._all, (start, ""))
-        hi = bisect.bisect_right(self._all, (end, _MAX_ID))
+        lo, hi = key_span(self._all, start, end)
         return self._all[lo:hi]
 
     def first_named(
@@ -90,9 +87,8 @@ class TemporalIndex:
 
     def count_between(self, start: datetime, end: datetime) -> int:
         """How many events lie in [start, end]: two bisections, no list built."""
-        lo = bisect.bisect_left(self._all, (start, ""))
-        hi = bisect.bisect_right(self._all, (end, _MAX_ID))
-        return max(hi - lo, 0)
+        lo, hi = key_span(self._all, start, end)
+        return hi - lo
 
     def nth_latest(self, end: datetime, n: int) -> datetime | None:
         """The time of the n-th latest event at or before `end` (n = 1: the latest); None
@@ -134,6 +130,13 @@ class TemporalIndex:
             after.update(keys[at + 1 : at + 1 + radius])
         chosen = sorted(before)[-radius:] + sorted(after)[:radius]
         return [event_id for _, event_id in chosen]
+
+
+def key_span(keys: list[_Key], start: datetime, end: datetime) -> tuple[int, int]:
+    """The positions in sorted (timestamp, id) `keys` of those with start <= timestamp <= end."""
+    lo = bisect.bisect_left(keys, (start, ""))
+    hi = bisect.bisect_right(keys, (end, _MAX_ID))
+    return lo, max(hi, lo)
 
 
 def _first_admitted(
