@@ -91,8 +91,10 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         self, admitted: Callable[[str], bool]
     ) -> tuple[dict[str, datetime], dict[str, datetime]]:
         """When each person and each device is first named by an event `admitted` accepts
-        (by id), without reading any event: a reader's view of who and what it may know."""
-        return self._temporal.first_named(admitted)
+        (by id), without reading any event: a reader's view of who and what it may know.
+        Under the store's lock: the per-name lists are walked, and a writer may add a name."""
+        with self._db.lock:
+            return self._temporal.first_named(admitted)
 
     def count_events_between(self, start: datetime, end: datetime) -> int:
         """How many events lie in [start, end] (the temporal index, without building a list)."""
