@@ -97,9 +97,11 @@ class EventTable:
             start += len(_TIMESTAMP_KEY)
             end = row.find(b'"', start)
             try:
-                return datetime.fromisoformat(row[start:end].decode())
+                stamp = datetime.fromisoformat(row[start:end].decode())
             except ValueError:
-                pass
+                stamp = None
+            if stamp is not None and stamp.tzinfo is None:  # stored times are naive UTC
+                return stamp
         return self._cached(row).timestamp
 
     def decode(self, event_id: str) -> Event:
