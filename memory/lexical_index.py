@@ -51,6 +51,7 @@ _TOKEN_ID = np.int32  # token ids and document slots
 _TF = np.uint8  # term frequencies until one does not fit
 _TF_MAX = int(np.iinfo(_TF).max)
 _WIDE_TF = np.int64
+_ALWAYS = (-math.inf, math.inf)  # the time span of a document added without one
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class _Doc:
     tokens: np.ndarray
     tfs: np.ndarray
     kind: NodeKind
-    span: tuple[float, float] = (-math.inf, math.inf)
+    span: tuple[float, float] = _ALWAYS
     """Its first and last time, in `epoch_seconds` (a document added without one: always)."""
 
 
@@ -180,9 +181,9 @@ class LexicalIndex:
         `span`: its first and last time (an event's timestamp twice), which a search `between`
         two times filters on; a node without one is inside every window."""
         counts = Counter(self._tokenize(text))
-        times = (-math.inf, math.inf) if span is None else tuple(map(epoch_seconds, span))
+        times = _ALWAYS if span is None else (epoch_seconds(span[0]), epoch_seconds(span[1]))
         with self._lock:
-            return self._set(node_id, self._encode(counts, kind, (times[0], times[1])))
+            return self._set(node_id, self._encode(counts, kind, times))
 
     def remove(self, node_id: str) -> Callable[[], None]:
         return self._set(node_id, None)
