@@ -14,6 +14,7 @@ that, these functions only do the work:
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -112,9 +113,19 @@ def diversify(
             chosen.append(own)
             remaining.remove(own)
             take(own)
-    while remaining and len(chosen) < k:
-        best = min(range(len(remaining)), key=lambda i: (cost(remaining[i]), i))
-        event_id = remaining.pop(best)
+    # The best (cost, rank) first, from a heap whose costs are refreshed only when popped: a
+    # cost never falls (counts only grow), so a popped entry whose cost is still the one it
+    # was pushed with is the minimum, ties by rank, exactly as rescanning every remaining
+    # event each pick found it (k rescans of up to top_k x coverage_depth events).
+    heap = [(cost(event_id), rank) for rank, event_id in enumerate(remaining)]
+    heapq.heapify(heap)
+    while heap and len(chosen) < k:
+        pushed, rank = heapq.heappop(heap)
+        event_id = remaining[rank]
+        now = cost(event_id)
+        if now != pushed:
+            heapq.heappush(heap, (now, rank))
+            continue
         chosen.append(event_id)
         take(event_id)
     return chosen

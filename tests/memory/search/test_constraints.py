@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections import Counter
+from datetime import datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from memory.models import Event
 from memory.retrieval import MEMFUSE_DEFAULT, RoundPlan, search
 from memory.search.cache import StoreCache
 from memory.search.config import GuardConfig
-from memory.search.constraints import diversify, temporal_neighbors, timeline_slots
+from memory.search.constraints import NOBODY, diversify, temporal_neighbors, timeline_slots
 from memory.search.plan import (
     CoverageDiversification,
     SeedQuotas,
     TemporalNeighbors,
     TimelineMode,
 )
+from memory.search.seeds import temporal_list
 
 from .fakes import FakeStore, make_event, unit
 
@@ -197,3 +202,75 @@ def test_neighbours_by_person_cross_devices() -> None:
     )
     pulled = temporal_neighbors(StoreCache(store), ["hit"], radius=1, keep=5, known={"hit"})
     assert pulled == [("phone", "hit")]
+
+
+def _diversify_by_rescanning(
+    ranked: list[str], events: dict[str, Event], dimensions: list[str], k: int
+) -> list[str]:
+    """The selection as first written: every pick rescans every remaining event's cost."""
+    counts: dict[str, Counter[str]] = {d: Counter() for d in dimensions}
+
+    def values(event: Event, dimension: str) -> list[str]:
+        return [event.device] if dimension == "device" else list(event.characters) or [NOBODY]
+
+    def cost(event_id: str) -> int:
+        event = events[event_id]
+        return sum(min(counts[d][v] for v in values(event, d)) for d in dimensions)
+
+    remaining = list(dict.fromkeys(ranked))
+    chosen: list[str] = []
+    while remaining and len(chosen) < k:
+        best = min(range(len(remaining)), key=lambda i: (cost(remaining[i]), i))
+        event_id = remaining.pop(best)
+        chosen.append(event_id)
+        for d in dimensions:
+            counts[d].update(values(events[event_id], d))
+    return chosen
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["w", "p", "s"]), st.sets(st.sampled_from(["ann", "bob", "cy"]))),
+        min_size=0,
+        max_size=40,
+    ),
+    st.sampled_from([["device"], ["user"], ["device", "user"]]),
+    st.integers(min_value=0, max_value=45),
+)
+def test_diversify_picks_what_a_full_rescan_picks(
+    rows: list[tuple[str, set[str]]], dimensions: list[str], k: int
+) -> None:
+    """The heap with costs refreshed when popped makes the picks, in the order, that
+    rescanning every remaining event for each pick made (costs only ever rise)."""
+    t = datetime(2025, 1, 1)
+    events = {
+        f"e{i}": make_event(f"e{i}", t, device=device, characters=sorted(people))
+        for i, (device, people) in enumerate(rows)
+    }
+    ranked = list(events)
+    assert diversify(ranked, events, dimensions, k) == _diversify_by_rescanning(
+        ranked, events, dimensions, k
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(min_value=-3, max_value=3), min_size=1, max_size=30),
+    st.integers(min_value=-2, max_value=35),
+)
+def test_the_window_list_ranks_as_sorting_every_event_would(levels: list[int], quota: int) -> None:
+    """Only the events at or above the quota-th best cosine are sorted; the list is the one
+    a sort of every event in the window gives, ties (many, here) broken by id."""
+    store = FakeStore(dim=2)
+    t = datetime(2025, 1, 1)
+    ids = []
+    for i, level in enumerate(levels):
+        event = make_event(f"e{i:02d}", t + timedelta(minutes=i))
+        store.put_event(event, unit(1.0, level / 3.0))
+        ids.append(event.event_id)
+    focus = unit(1.0, 0.5)
+    cosines = {i: float(store.vector(i) @ focus) for i in ids}
+    expected = sorted(ids, key=lambda i: (-cosines[i], i))[:quota]
+    window = (t, t + timedelta(minutes=len(levels)))
+    assert temporal_list(StoreCache(store), focus, quota, window) == expected
