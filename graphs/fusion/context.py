@@ -29,6 +29,15 @@ class FusionContext(RunContext):
         default=8,
         metadata=about("Accumulation zone: how many recently processed events the agent sees."),
     )
+    plans_per_commit: int = field(
+        default=32,
+        metadata=about(
+            "A bulk ingest decided offline commits this many events' plans at once (each plan "
+            "still atomic and rolled back alone when it fails; a crash loses at most this many "
+            "events' fusion, which stay queued and are fused again). 1 commits each plan on "
+            "its own; an LLM's decisions always do, so no model call holds the write lock."
+        ),
+    )
     max_tool_turns: int = field(
         default=4,
         metadata=about("Tool calls the agent may make per event before it must submit a plan."),
@@ -81,6 +90,8 @@ class FusionContext(RunContext):
 
     def check(self) -> None:
         super().check()
+        if self.plans_per_commit < 1:
+            raise ConfigurationError(f"plans_per_commit must be >= 1, got {self.plans_per_commit}")
         for name in (
             "window_size",
             "max_tool_turns",

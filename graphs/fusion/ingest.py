@@ -25,6 +25,12 @@ full disk, an LLM outage) leaves its unfused events queued, with the reason when
 caught; the next ingest fuses them first (or in their place when the same batch is given
 again), so every stored event is fused or queued, and a re-run ends with the graph an
 uninterrupted run would have built. Events the store already held and fused are skipped.
+
+Decided offline, the plans of `FusionContext.plans_per_commit` consecutive events share one
+commit (`MemoryStore.grouped_writes`): each plan is still its own savepoint, rolled back alone
+when it fails while the plans before it stay, and a crash loses only the group's fusion, whose
+events are still queued: one commit a group instead of two an event (the plan logged, then
+applied). An LLM's plans commit one by one, so no model call holds the write lock.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -42,7 +48,9 @@ from graphs.direct import GraphRuntime, invoker
 from graphs.fusion.context import FusionContext
 from graphs.fusion.graph import graph
 from graphs.fusion.state import FusionOutput
+from graphs.resources import resources_for
 from memory.blas import one_blas_thread
+from memory.errors import ConfigurationError
 from memory.fusion.commit import replay_pending
 from memory.models import Event, as_events
 from memory.store_api import MemoryStoreAPI
@@ -130,28 +138,36 @@ def ingest_events(
     queued = set(store.pending_fusion())
     earlier = _as_events(store.get_events(sorted(queued - {e.event_id for e in batch})))
     report.drained = len(queued)
+    group = _plans_per_commit(ctx)
+
+    def fuse(event: Event) -> None:
+        session = list(window) if ctx.window_size > 0 else []
+        _fuse_queued(event, session, ctx, tally)
+
     with one_blas_thread():  # small products (memory.blas)
         try:
             # events an interrupted ingest stored but never fused come first, oldest first
-            for event in earlier:
-                session = list(window) if ctx.window_size > 0 else []
-                _fuse_queued(event, session, ctx, tally)
-                window.append(event)
+            for begin in range(0, len(earlier), group):
+                with _one_commit(store, group):
+                    for event in earlier[begin : begin + group]:
+                        fuse(event)
+                        window.append(event)
             for start in range(0, len(batch), max(chunk_size, 1)):
                 part = batch[start : start + max(chunk_size, 1)]
                 t0 = time.perf_counter()
                 fresh = set(store.add_events(part, pending=True, visibility=visibility).added)
                 embed_seconds += time.perf_counter() - t0
                 report.added += len(fresh)
-                for event in part:
-                    if skip_unchanged and event.event_id not in fresh | queued:
-                        report.skipped += 1
-                    else:
-                        session = list(window) if ctx.window_size > 0 else []
-                        _fuse_queued(event, session, ctx, tally)
-                    window.append(event)
-                    if bar is not None:
-                        bar.update(1)
+                for begin in range(0, len(part), group):
+                    with _one_commit(store, group):
+                        for event in part[begin : begin + group]:
+                            if skip_unchanged and event.event_id not in fresh | queued:
+                                report.skipped += 1
+                            else:
+                                fuse(event)
+                            window.append(event)
+                            if bar is not None:
+                                bar.update(1)
         finally:
             if bar is not None:
                 bar.close()
@@ -176,6 +192,26 @@ class _Tally:
     edges: Counter[str] = field(default_factory=Counter)
     keep_rejections: int = 20
     on_plan: Callable[[PlanOutcome], None] | None = None
+
+
+def _plans_per_commit(ctx: FusionContext) -> int:
+    """How many events' plans share a commit: `plans_per_commit` when the offline twins
+    decide, one when an LLM does (a group holds the store's write lock until it commits,
+    and must never hold it across model calls)."""
+    try:
+        offline = resources_for(ctx, write=True).lm is None
+    except ConfigurationError:  # the first event's fusion reports it, as it always has
+        return 1
+    return ctx.plans_per_commit if offline else 1
+
+
+def _one_commit(store: MemoryStoreAPI, plans: int) -> contextlib.AbstractContextManager[Any]:
+    """The plans of up to `plans` events under one commit (`MemoryStore.grouped_writes`),
+    each plan still atomic; a store without grouped writes commits each on its own."""
+    grouped = getattr(store, "grouped_writes", None)
+    if plans > 1 and callable(grouped):
+        return cast(contextlib.AbstractContextManager[Any], grouped())
+    return contextlib.nullcontext()
 
 
 def _invoker(runtime: GraphRuntime) -> Callable[[dict[str, Any], FusionContext], FusionOutput]:

@@ -21,6 +21,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self
 
@@ -29,6 +30,15 @@ from memory.errors import MemFuseError, ReadOnlyDataDirError
 
 POLL_SECONDS = 0.1
 """How often a writer waiting for the writer lock tries again."""
+
+
+@dataclass
+class _Group:
+    """The state of one `BaseDatabase.grouped()` transaction."""
+
+    savepoints: int = 0
+    lost: bool = False
+    """The database rolled the whole transaction back (then nothing of the group is kept)."""
 
 
 class Cursor(Protocol):
@@ -67,6 +77,7 @@ class BaseDatabase(ABC):
         self._depth = 0
         self._undo: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []
+        self._group: _Group | None = None  # set while a `grouped()` transaction is open
         self.transactions_ended = 0
         """Outermost write transactions ended, committed or rolled back: in-memory state
         derived from the store is current while this (with the store's reloads) is unchanged."""
@@ -80,6 +91,10 @@ class BaseDatabase(ABC):
         """All writes inside commit together; on any exception the backend rolls back and
         every registered undo runs (newest first). Nested calls join the outermost one."""
         with self.lock:
+            if self._depth == 1 and self._group is not None:
+                with self._savepoint():
+                    yield self
+                return
             if self._depth:
                 self._depth += 1
                 try:
@@ -115,9 +130,134 @@ class BaseDatabase(ABC):
                 hook()
 
     @contextmanager
+    def grouped(self) -> Iterator[Self]:
+        """One database commit for many write transactions (a bulk fusion's plans, two
+        commits an event otherwise). Inside, each outermost `transaction()` is a
+        savepoint: one that fails is rolled back alone, in the database and in memory, as it
+        would have been on its own, and those before it stay. The group commits when it
+        ends, also when an error leaves it (what finished is kept, as if each had committed,
+        and the error goes on); after-commit hooks run then. A crash before the end keeps
+        nothing of the group, so a caller groups only work it can redo (fusion: the events
+        stay on the fusion queue until their plan commits). Inside a transaction already,
+        the group joins it."""
+        with self.lock:
+            if self._depth:
+                with self.transaction():
+                    yield self
+                return
+            try:
+                self._begin()
+            except Exception as exc:
+                if fault := self.fault(exc):
+                    raise fault from exc
+                raise
+            self._depth = 1
+            group = self._group = _Group()
+            undo: list[Callable[[], None]] = []
+            after: list[Callable[[], None]] = []
+            self._undo, self._after = undo, after
+            failure: BaseException | None = None
+            try:
+                try:
+                    yield self
+                except BaseException as exc:  # noqa: BLE001 — kept, re-raised after the commit
+                    failure = exc
+                if group.lost:
+                    self._rollback()  # the savepoint's own undo already put memory back
+                else:
+                    self._commit()
+            except BaseException as exc:  # the commit failed: nothing of the group is kept
+                self._rollback()
+                for restore in reversed(undo):
+                    restore()
+                after.clear()
+                if fault := self.fault(exc):
+                    raise fault from exc
+                raise
+            finally:
+                self._depth = 0
+                self._group = None
+                self._undo, self._after = [], []
+                self.transactions_ended += 1
+            for hook in after:
+                hook()
+            if failure is not None:
+                raise failure
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        """One outermost write transaction inside a group (see `grouped`)."""
+        group = self._group
+        assert group is not None
+        if group.lost:
+            raise MemFuseError(
+                f"{self.where}: the database rolled back this group of writes after an error; "
+                "nothing more is written in it"
+            )
+        name = f"memfuse_write_{group.savepoints}"
+        group.savepoints += 1
+        try:
+            self._execute_control(f"SAVEPOINT {name}")
+        except Exception as exc:
+            if fault := self.fault(exc):
+                raise fault from exc
+            raise
+        undo_mark, after_mark = len(self._undo), len(self._after)
+        self._depth = 2
+        try:
+            yield
+            self._execute_control(f"RELEASE SAVEPOINT {name}")
+        except BaseException as exc:
+            undone = self._roll_back_savepoint(name, undo_mark, after_mark)
+            for restore in reversed(undone):
+                restore()
+            if fault := self.fault(exc):
+                raise fault from exc
+            raise
+        finally:
+            self._depth = 1
+            self.transactions_ended += 1
+
+    def _roll_back_savepoint(
+        self, name: str, undo_mark: int, after_mark: int
+    ) -> list[Callable[[], None]]:
+        """Roll the database back to the savepoint and hand back the undo entries to run:
+        the savepoint's own, or every one of the group when the database had already rolled
+        the whole transaction back (SQLite does on some errors, a full disk among them)."""
+        group = self._group
+        assert group is not None
+        if self._transaction_open():
+            try:
+                self._execute_control(f"ROLLBACK TO SAVEPOINT {name}")
+                self._execute_control(f"RELEASE SAVEPOINT {name}")
+                undone = self._undo[undo_mark:]
+                del self._undo[undo_mark:]
+                del self._after[after_mark:]
+                return undone
+            except Exception:  # noqa: BLE001 — the savepoint went with the transaction: lost
+                self._rollback()
+        group.lost = True
+        undone = list(self._undo)
+        self._undo.clear()
+        self._after.clear()
+        return undone
+
+    def _execute_control(self, sql: str) -> None:
+        """A transaction-control statement (savepoints), the same on every backend."""
+        self.execute(sql)
+
+    @abstractmethod
+    def _transaction_open(self) -> bool:
+        """Whether the backend still holds the write transaction begun by `_begin` (an
+        error may have ended it)."""
+
+    @contextmanager
     def snapshot(self) -> Iterator[Self]:
         """A read transaction: several reads see one committed state (no write lock taken)."""
         with self.lock:
+            if self._depth:  # inside a write transaction: its own state is the one to read
+                yield self
+                return
             self._begin_read()
             try:
                 yield self

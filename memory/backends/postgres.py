@@ -195,6 +195,12 @@ class PostgresDatabase(BaseDatabase):
         except psycopg.Error:  # the connection broke: the server rolled back on its own
             pass
 
+    def _transaction_open(self) -> bool:
+        return not self.conn.closed and self.conn.info.transaction_status in (
+            TransactionStatus.INTRANS,
+            TransactionStatus.INERROR,
+        )
+
     def _begin_read(self) -> None:
         # one snapshot for every statement (READ COMMITTED would take one per statement)
         self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")

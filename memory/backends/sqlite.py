@@ -108,6 +108,9 @@ class Database(BaseDatabase):
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
 
+    def _transaction_open(self) -> bool:
+        return self.conn.in_transaction
+
     def _begin_read(self) -> None:
         self.conn.execute("BEGIN")  # deferred: a read snapshot, no write lock taken
 

@@ -217,6 +217,14 @@ class StoreCore:
         with self._db.transaction():
             yield self
 
+    @contextmanager
+    def grouped_writes(self) -> Iterator[Self]:
+        """Many write transactions under one commit, each still atomic and rolled back alone
+        when it fails (`BaseDatabase.grouped`): a bulk fusion's plans. A crash inside loses
+        the whole group, so only redoable work belongs in one."""
+        with self._db.grouped():
+            yield self
+
     # --- helpers ----------------------------------------------------------------------
 
     def _kind_of(self, node_id: str) -> NodeKind | None:

@@ -388,9 +388,9 @@ def test_ingest_offline_hand_computed(tmp_path: Path) -> None:
     )
     begun = count_write_transactions(store)
     report = ingest_events(store, [E4, E3, E2, E1, E6], config=ctx, progress=False)
-    # the chunk's events stored and queued at once, then per event the plan logged and the
-    # plan committed (which takes the event off the queue): nothing written twice
-    assert begun() == 1 + 2 * 5
+    # the chunk's events stored and queued at once, then the five events' plans under one
+    # commit (each plan its own savepoint): nothing written twice
+    assert begun() == 1 + 1
     assert (report.events, report.added, report.accepted, report.rejected) == (5, 5, 5, 0)
     assert report.ops == {"no_op": 2, "create_edge": 3, "create_fusion_node": 1}
     assert report.edges_added == {"causal": 3, "semantic": 4}
@@ -408,6 +408,32 @@ def test_ingest_offline_hand_computed(tmp_path: Path) -> None:
     again = ingest_events(store, [E1, E2, E3, E4, E6], config=ctx, progress=False)
     assert (again.events, again.skipped, again.added) == (0, 5, 0)  # already fused: skipped
     store.close()
+
+
+def test_plans_committed_one_by_one_build_the_same_graph(tmp_path: Path) -> None:
+    """`plans_per_commit=1` commits each plan on its own (the plan logged, then applied: two
+    transactions an event); the graph is the one a grouped commit builds."""
+    graphs = []
+    for plans in (1, 32):
+        store = open_store(tmp_path / f"s{plans}")
+        ctx = FusionContext(
+            policy="offline", policy_config={"causal_min_rarity": 0.5}, plans_per_commit=plans
+        )
+        begun = count_write_transactions(store)
+        ingest_events(store, [E4, E3, E2, E1, E6], config=ctx, progress=False)
+        assert begun() == (1 + 2 * 5 if plans == 1 else 1 + 1)
+        graphs.append(
+            (
+                [(n.node_id, n.members, n.summary) for n in store.all_fused()],
+                sorted(
+                    (e.src, e.dst, e.type.value, round(e.weight, 6))
+                    for n in ("e1", "e2", "e3", "e4", "e6")
+                    for e in store.neighbors(n)
+                ),
+            )
+        )
+        store.close()
+    assert graphs[0] == graphs[1] and graphs[0][0]
 
 
 class RecordingPolicy:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from memory.backends.sqlite import Database
 from memory.edge_store import EdgeStore
-from memory.errors import InvalidEdgeError, NodeNotFoundError
+from memory.errors import InvalidEdgeError, MemFuseError, NodeNotFoundError
 from memory.models import Edge, EdgeType, Link, NodeKind
 
 KINDS = {
@@ -132,6 +132,83 @@ def test_transaction_rolls_back_sqlite_and_memory(edges: EdgeStore, db: Database
     assert rows(db) == [("a", "b", "causal", 1.0)]
     assert edges.counts() == {"belong": 0, "causal": 1, "semantic": 0}
     assert [e.key() for e in edges.neighbors("b")] == [("a", "b", "causal")]
+
+
+def _begun(db: Database) -> list[int]:
+    """From now on, count the write transactions `db` begins."""
+    count, real = [0], db._begin
+
+    def counted() -> None:
+        count[0] += 1
+        real()
+
+    db._begin = counted  # type: ignore[method-assign]
+    return count
+
+
+def test_a_group_commits_once_and_a_failing_write_rolls_back_alone(
+    edges: EdgeStore, db: Database
+) -> None:
+    """Inside `grouped()` each transaction is a savepoint: the one that fails is undone in
+    the database and in memory (a failed statement included: PostgreSQL aborts the whole
+    transaction at one), the others stay, and the group is one commit."""
+    begun, ran, undone = _begun(db), [], []
+    with db.grouped():
+        with edges.transaction():
+            edges.add(causal("a", "b"))
+            db.after_commit(lambda: ran.append("a-b"))
+        with pytest.raises(RuntimeError), edges.transaction():
+            edges.add(causal("b", "c"))
+            db.on_rollback(lambda: undone.append("b-c"))
+            db.after_commit(lambda: ran.append("b-c"))
+            raise RuntimeError("plan rejected late")
+        with pytest.raises(Exception, match="(?i)unique|duplicate"), edges.transaction():
+            edges.add(Edge(src="c", dst="a", type=EdgeType.SEMANTIC, weight=0.9))
+            db.execute(
+                "INSERT INTO edges (src, dst, type, weight) VALUES (?, ?, ?, ?)",
+                ("a", "b", "causal", 1.0),
+            )
+        with edges.transaction():
+            edges.set_members("fused_x", ["c"])
+        assert ran == [] and undone == ["b-c"]
+        assert edges.has("a", "b", EdgeType.CAUSAL) and not edges.has("b", "c", EdgeType.CAUSAL)
+    assert begun == [1] and ran == ["a-b"] and not db.in_transaction
+    assert rows(db) == [("a", "b", "causal", 1.0), ("c", "fused_x", "belong", 1.0)]
+    assert edges.counts() == {"belong": 1, "causal": 1, "semantic": 0}
+
+
+def test_an_error_leaving_a_group_keeps_what_finished(edges: EdgeStore, db: Database) -> None:
+    """What committed inside the group is kept when an error leaves it, and the error goes
+    on: as if each write had committed on its own."""
+    with pytest.raises(KeyError, match="outage"), db.grouped():
+        with edges.transaction():
+            edges.add(causal("a", "b"))
+        raise KeyError("outage")
+    assert rows(db) == [("a", "b", "causal", 1.0)] and not db.in_transaction
+    assert edges.add(causal("b", "c"))  # the connection is usable at once
+
+
+def test_a_group_the_database_rolled_back_is_undone_whole(edges: EdgeStore, db: Database) -> None:
+    """When the database ends the transaction itself (SQLite does on a full disk), nothing
+    of the group is kept: every write before the failing one is undone in memory too, and
+    nothing more is written in it."""
+    edges.add(causal("c", "a"))
+    with pytest.raises(RuntimeError, match="disk full"), db.grouped():
+        with edges.transaction():
+            edges.add(causal("a", "b"))
+        with edges.transaction():
+            edges.add(causal("b", "c"))
+            db.execute("ROLLBACK")  # what the database does on its own after some errors
+            raise RuntimeError("disk full")
+    assert rows(db) == [("c", "a", "causal", 1.0)] and not db.in_transaction
+    assert edges.counts() == {"belong": 0, "causal": 1, "semantic": 0}
+    with pytest.raises(MemFuseError, match="rolled back this group"), db.grouped():
+        with pytest.raises(RuntimeError), edges.transaction():
+            db.execute("ROLLBACK")
+            raise RuntimeError("disk full")
+        with edges.transaction():
+            edges.add(causal("a", "b"))
+    assert rows(db) == [("c", "a", "causal", 1.0)]
 
 
 def test_after_commit_hooks_run_only_on_commit(db: Database) -> None:
