@@ -102,16 +102,7 @@ class BaseDatabase(ABC):
                 finally:
                     self._depth -= 1
                 return
-            try:
-                self._begin()
-            except Exception as exc:
-                if fault := self.fault(exc):
-                    raise fault from exc
-                raise
-            self._depth = 1
-            undo: list[Callable[[], None]] = []
-            after: list[Callable[[], None]] = []
-            self._undo, self._after = undo, after
+            undo, after = self._begin_outermost()
             try:
                 yield self
                 self._commit()
@@ -129,6 +120,18 @@ class BaseDatabase(ABC):
             for hook in after:
                 hook()
 
+    def _begin_outermost(self) -> tuple[list[Callable[[], None]], list[Callable[[], None]]]:
+        """Begin the outermost write transaction; its (fresh) undo log and after-commit hooks."""
+        try:
+            self._begin()
+        except Exception as exc:
+            if fault := self.fault(exc):
+                raise fault from exc
+            raise
+        self._depth = 1
+        self._undo, self._after = [], []
+        return self._undo, self._after
+
     @contextmanager
     def grouped(self) -> Iterator[Self]:
         """One database commit for many write transactions (a bulk fusion's plans, two
@@ -145,17 +148,8 @@ class BaseDatabase(ABC):
                 with self.transaction():
                     yield self
                 return
-            try:
-                self._begin()
-            except Exception as exc:
-                if fault := self.fault(exc):
-                    raise fault from exc
-                raise
-            self._depth = 1
+            undo, after = self._begin_outermost()
             group = self._group = _Group()
-            undo: list[Callable[[], None]] = []
-            after: list[Callable[[], None]] = []
-            self._undo, self._after = undo, after
             failure: BaseException | None = None
             try:
                 try:
