@@ -178,6 +178,9 @@ class MemoryStoreAPI(Protocol):
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         """Event ids with start <= timestamp <= end, in time order."""
 
+    def device_events_between(self, device: str, start: datetime, end: datetime) -> list[str]:
+        """`events_between` for one device's events only, in time order."""
+
     def count_events_between(self, start: datetime, end: datetime) -> int:
         """How many events lie in [start, end]."""
 

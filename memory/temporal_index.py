@@ -75,6 +75,12 @@ class TemporalIndex:
         lo, hi = key_span(self._all, start, end)
         return self._all[lo:hi]
 
+    def device_between(self, device: str, start: datetime, end: datetime) -> list[str]:
+        """`between` for one device's events, off its own list (no other event is looked at)."""
+        keys = self._by_device.get(device, [])
+        lo, hi = key_span(keys, start, end)
+        return [event_id for _, event_id in keys[lo:hi]]
+
     def first_named(
         self, admitted: Callable[[str], bool]
     ) -> tuple[dict[str, datetime], dict[str, datetime]]:

@@ -136,8 +136,11 @@ def series(
             low, high = max(centre - radius, start), min(centre + radius, end)
             if offset == 0 or low > high:
                 continue
-            ids = [i for i in store.events_between(low, high) if i not in taken]
-            same = [e.event_id for e in cache.events(ids).values() if e.device == anchor.device]
+            # the anchor device's events only: the store's list for that device (reading every
+            # event of each slot to find them was most of a series search)
+            same = [
+                i for i in store.device_events_between(anchor.device, low, high) if i not in taken
+            ]
             if not same:
                 continue
             cosines = cache.vectors(same) @ anchor_vector

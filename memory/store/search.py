@@ -83,6 +83,10 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         """Event ids with start <= timestamp <= end, in time order."""
         return self._temporal.between(start, end)
 
+    def device_events_between(self, device: str, start: datetime, end: datetime) -> list[str]:
+        """`events_between` for one device's events, in time order, without reading any."""
+        return self._temporal.device_between(device, start, end)
+
     def event_keys(self, start: datetime, end: datetime) -> list[tuple[datetime, str]]:
         """`events_between` with each event's time: (timestamp, id), in time order."""
         return self._temporal.keys_between(start, end)

@@ -124,6 +124,9 @@ def test_what_a_requester_reads_follows_every_write(
             inside = [e for e in shown(store, who, when) if start <= e.timestamp <= end]
             assert view.events_between(start, end) == [e.event_id for e in inside]
             assert view.count_events_between(start, end) == len(inside)
+            for device in {e.device for e in store.all_events()} | {"phone_nobody_0"}:
+                on_device = [e.event_id for e in inside if e.device == device]
+                assert view.device_events_between(device, start, end) == on_device
             up_to_end = [e for e in shown(store, who, when) if e.timestamp <= end]
             latest = up_to_end[-n].timestamp if len(up_to_end) >= n else None
             assert view.nth_latest_time(end, n) == latest

@@ -173,6 +173,10 @@ def test_temporal_index_removes_and_finds_neighbours_of_the_events_handed_in() -
     assert len(index) == 3 and a in index
     assert index.adjacent(b, 1, "device") == ["a"]
     assert index.adjacent(b, 2, "person") == ["a", "c"]
+    assert index.device_between("watch_david", a.timestamp, c.timestamp) == ["a", "b"]
+    assert index.device_between("watch_david", b.timestamp, c.timestamp) == ["b"]
+    assert index.device_between("phone_emma", a.timestamp, b.timestamp) == []
+    assert index.device_between("no_such_device", a.timestamp, c.timestamp) == []
     index.remove(a)
     index.remove(a)  # not indexed any more: ignored
     assert a not in index and len(index) == 2

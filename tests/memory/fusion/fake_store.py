@@ -220,6 +220,13 @@ class FakeStore:
     def events_between(self, start: datetime, end: datetime) -> list[str]:
         return [e.event_id for e in self.all_events() if start <= e.timestamp <= end]
 
+    def device_events_between(self, device: str, start: datetime, end: datetime) -> list[str]:
+        return [
+            e.event_id
+            for e in self.all_events()
+            if e.device == device and start <= e.timestamp <= end
+        ]
+
     def count_events_between(self, start: datetime, end: datetime) -> int:
         return sum(1 for e in self.all_events() if start <= e.timestamp <= end)
 

@@ -298,6 +298,14 @@ class FakeStore:
         self.calls.append("events_between")
         return [e.event_id for e in self.all_events() if start <= e.timestamp <= end]
 
+    def device_events_between(self, device: str, start: datetime, end: datetime) -> list[str]:
+        self.calls.append("device_events_between")
+        return [
+            e.event_id
+            for e in self.all_events()
+            if e.device == device and start <= e.timestamp <= end
+        ]
+
     def count_events_between(self, start: datetime, end: datetime) -> int:
         return sum(1 for e in self.all_events() if start <= e.timestamp <= end)
 
