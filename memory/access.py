@@ -368,10 +368,14 @@ class VisibleStore:
         view asked again for four times as many; asked early in a long memory, nearly all)."""
         if self.as_of is None:
             return False, between
-        start, end = between or (datetime.min, self.as_of)
-        if min(end, self.as_of) < start:
-            return True, None
-        return False, (start, min(end, self.as_of))
+        span = self._until_view(*(between or (datetime.min, self.as_of)))
+        return span is None, span
+
+    def _until_view(self, start: datetime, end: datetime) -> tuple[datetime, datetime] | None:
+        """[start, end] cut at the view's time; None when nothing of it is left."""
+        if self.as_of is not None:
+            end = min(end, self.as_of)
+        return (start, end) if start <= end else None
 
     def _remembered(
         self, key: tuple[Any, ...], search: Callable[[], list[tuple[str, float]]]
@@ -395,34 +399,32 @@ class VisibleStore:
         return self.store.event_centroid()
 
     def events_between(self, start: datetime, end: datetime) -> list[str]:
-        if self.as_of is not None:
-            end = min(end, self.as_of)
-            if end < start:
-                return []
+        span = self._until_view(start, end)
+        if span is None:
+            return []
         if self._who is None:  # a time cut alone: the index has already cut them
-            return self.store.events_between(start, end)
+            return self.store.events_between(*span)
         readable = self._readable(self._who)
-        lo, hi = readable.span(start, end)
+        lo, hi = readable.span(*span)
         return [event_id for _, event_id in readable.keys[lo:hi]]
 
     def device_events_between(self, device: str, start: datetime, end: datetime) -> list[str]:
         """The device's events the view may read in [start, end]: the store's list for that
         device, cut at the view's time, then checked one by one for the requester (only that
         device's events are looked at)."""
-        if self.as_of is not None:
-            end = min(end, self.as_of)
-            if end < start:
-                return []
-        ids = self.store.device_events_between(device, start, end)
+        span = self._until_view(start, end)
+        if span is None:
+            return []
+        ids = self.store.device_events_between(device, *span)
         return ids if self._who is None else [i for i in ids if self.may_see(i)]
 
     def count_events_between(self, start: datetime, end: datetime) -> int:
-        end = min(end, self.as_of) if self.as_of is not None else end
-        if end < start:
+        span = self._until_view(start, end)
+        if span is None:
             return 0
         if self._who is None:  # a time cut alone: the store counts, no event is read
-            return self.store.count_events_between(start, end)
-        lo, hi = self._readable(self._who).span(start, end)
+            return self.store.count_events_between(*span)
+        lo, hi = self._readable(self._who).span(*span)
         return hi - lo
 
     def nth_latest_time(self, end: datetime, n: int) -> datetime | None:
