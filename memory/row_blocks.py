@@ -77,11 +77,25 @@ class RowBlocks:
     def dot_range(self, query: np.ndarray, lo: int, hi: int) -> np.ndarray:
         """Each row of slots lo..hi-1 times `query`, scored in place (no row is copied)."""
         parts = [np.zeros(0, dtype=np.float32)]
+        parts.extend(rows @ query for rows in self._views(lo, hi))
+        return parts[1] if len(parts) == 2 else np.concatenate(parts)
+
+    def dot_range_many(self, queries: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """Each of `queries` (one a row) times each row of slots lo..hi-1: one row of hi - lo
+        products per query, from one matrix product per block (the rows are not copied)."""
+        qs = np.asarray(queries, dtype=np.float32)
+        parts = [np.zeros((qs.shape[0], 0), dtype=np.float32)]
+        parts.extend(qs @ rows.T for rows in self._views(lo, hi))
+        return parts[1] if len(parts) == 2 else np.concatenate(parts, axis=1)
+
+    def _views(self, lo: int, hi: int) -> list[np.ndarray]:
+        """Slots lo..hi-1 as views of the blocks that hold them, in order."""
+        views = []
         for b in range(lo // self._block_rows, -(-hi // self._block_rows)):
             start = max(lo - b * self._block_rows, 0)
             stop = min(hi - b * self._block_rows, self._block_rows)
-            parts.append(self._blocks[b][start:stop] @ query)
-        return parts[1] if len(parts) == 2 else np.concatenate(parts)
+            views.append(self._blocks[b][start:stop])
+        return views
 
     def dot_rows(self, query: np.ndarray, slots: np.ndarray) -> np.ndarray:
         """Each row of `slots` times `query`, in their order (the rows gathered first)."""

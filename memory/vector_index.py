@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -394,8 +394,10 @@ class VectorIndex(VectorTable):
                 "_event_sum",
                 "_event_rows",
                 "_chroma_count",
+                "_max_norm",
             ):
                 setattr(self, name, getattr(fresh, name))
+            self._held = None
         return len(missing)
 
     # --- queries ----------------------------------------------------------------------
@@ -427,14 +429,7 @@ class VectorIndex(VectorTable):
             admitted = len(self._slot_of) if slots is None else int(slots.size)
             if admitted == 0:
                 return []
-            narrow = (
-                admitted <= self.config.exact_scan_limit
-                or self._chroma_count == 0
-                or (
-                    slots is not None
-                    and int(slots[-1]) - int(slots[0]) < self.config.exact_span_limit
-                )
-            )
+            narrow = self._chroma_count == 0 or self._exact_filter(slots, admitted)
             # a narrow filter, or one too few approximate hits pass (None): scanned exactly
             candidates = None if narrow else self._chroma_candidates(q, n, slots, admitted)
             if candidates is None:
@@ -446,6 +441,49 @@ class VectorIndex(VectorTable):
             )
             found = found[_within(found, slots)]
             return self._top(q, found, n) if found.size else []
+
+    def _exact_filter(self, slots: np.ndarray | None, admitted: int) -> bool:
+        """Whether a filter admitting `slots` (`admitted` rows) is scanned exactly however
+        many rows Chroma holds: few rows, or rows close together."""
+        return admitted <= self.config.exact_scan_limit or (
+            slots is not None and int(slots[-1]) - int(slots[0]) < self.config.exact_span_limit
+        )
+
+    def prime(
+        self, queries: np.ndarray, windows: Sequence[tuple[datetime, datetime] | None]
+    ) -> int:
+        """Announce searches to come: score `queries` (one a row) against every row the
+        `windows` admit, in one matrix product, and keep the products for the `search` calls
+        with those query vectors (any kind, any window), until the next `prime`. Returns the
+        rows scored (0: nothing held).
+
+        A fused ingest searches, for each event, the window of the events and packs just
+        before it: consecutive events' windows are nearly the same rows, and one product of
+        those rows with a group's queries costs a fraction of a product per search. A search
+        answers exactly as it would have (its n best are picked by exact cosine, `_select`);
+        rows written since are scored afresh (`_screen`). Nothing is held when the windows lie
+        far apart (the rows between them would cost more than they save) or admit more rows
+        than a search scans exactly."""
+        with self._lock:
+            self._held = None
+            qs = np.asarray(queries, dtype=np.float32)
+            if qs.ndim != 2 or qs.shape[0] == 0 or qs.shape[1] != self._matrix.dim:
+                return 0
+            spans = []
+            for window in windows:
+                slots = self._admitted(None, window)
+                if slots.size == 0:
+                    continue
+                if not self._exact_filter(slots, int(slots.size)):
+                    return 0
+                spans.append((int(slots[0]), int(slots[-1]) + 1))
+            if not spans:
+                return 0
+            lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+            if hi - lo > sum(b - a for a, b in spans):
+                return 0  # windows far apart: one product over all of them saves nothing
+            self._hold(qs, lo, hi)
+            return hi - lo
 
     def _chroma_candidates(
         self, q: np.ndarray, n: int, slots: np.ndarray | None, admitted: int

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -71,6 +72,10 @@ class VectorTable:
         self.rows_scored = 0  # matrix rows multiplied by a query vector
         self.ann_queries = 0  # queries that went to Chroma's approximate index
         self.rows_masked = 0  # rows whose kind and time were read to filter a query
+        # the longest row ever put: it bounds how far a float32 product can be off (`_margin`)
+        self._max_norm = 0.0
+        # products of announced queries with a run of rows (`VectorIndex.prime`)
+        self._held: HeldScreens | None = None
 
     # --- the in-memory table ----------------------------------------------------------
 
@@ -132,6 +137,8 @@ class VectorTable:
                 self._ids.append(node_id)
             self._slot_of[node_id] = slot
         self._matrix.put(slot, vector)
+        self._changed(slot)
+        self._max_norm = max(self._max_norm, float(np.sqrt(np.dot(vector, vector))))
         self._kind[slot] = kind
         if kind == _KIND_CODE[NodeKind.EVENT]:
             if self._event_sum.shape[0] != vector.shape[0]:
@@ -147,11 +154,21 @@ class VectorTable:
 
     def _drop(self, node_id: str) -> None:
         slot = self._slot_of.pop(node_id)
+        self._changed(slot)
         self._uncount(slot)
         self._ids[slot] = None
         self._kind[slot] = 0
         self._free.append(slot)
         self._text_fp.pop(node_id, None)
+
+    def _changed(self, slot: int) -> None:
+        """The row at `slot` is new, changed or gone: a held product of it is stale."""
+        held = self._held
+        if held is not None and held.lo <= slot < held.hi and not held.stale[slot - held.lo]:
+            held.stale[slot - held.lo] = True
+            held.changed += 1
+            if held.changed * 4 > held.hi - held.lo:
+                self._held = None  # mostly stale: rescoring would cost more than it saves
 
     def _uncount(self, slot: int) -> None:
         """Take a row that is leaving or changing out of the event sum (if it is an event's)."""
@@ -312,7 +329,51 @@ class VectorTable:
         return gathered
 
     def _top(self, query: np.ndarray, slots: np.ndarray, n: int) -> list[tuple[str, float]]:
-        sims = self._similarities(query, slots)
+        return self._select(query, slots, self._screen(query, slots), n)
+
+    def _screen(self, query: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """Float32 products of `query` with `slots`: read off the held products where `query`
+        was announced (`VectorIndex.prime`) and the row has not changed since, computed for
+        the rest."""
+        held = self._held
+        row = None if held is None else held.rows.get(query.tobytes())
+        if held is None or row is None:
+            return self._similarities(query, slots)
+        offsets = slots - held.lo
+        kept = (offsets >= 0) & (offsets < held.hi - held.lo)
+        if held.changed:
+            kept[kept] = ~held.stale[offsets[kept]]
+        screen = np.empty(slots.size, dtype=np.float32)
+        screen[kept] = held.screens[row, offsets[kept]]
+        rest = slots[~kept]
+        if rest.size:
+            self.rows_scored += rest.size
+            screen[~kept] = self._matrix.dot_rows(query, rest)
+        return screen
+
+    def _hold(self, queries: np.ndarray, lo: int, hi: int) -> None:
+        """Score `queries` (one a row) against rows lo..hi-1 in one product, and hold it for
+        their searches until the next call."""
+        self._held = None
+        self.rows_scored += hi - lo
+        rows = {q.tobytes(): i for i, q in enumerate(queries)}
+        screens = self._matrix.dot_range_many(queries, lo, hi)
+        stale = np.zeros(hi - lo, dtype=bool)
+        self._held = HeldScreens(rows=rows, lo=lo, hi=hi, screens=screens, stale=stale)
+
+    def _select(
+        self, query: np.ndarray, slots: np.ndarray, screen: np.ndarray, n: int
+    ) -> list[tuple[str, float]]:
+        """The n best of `slots` by exact cosine, best first, from `screen` (their float32
+        products, however computed). A matrix product's last bits depend on the path a row
+        takes through it (a block or a tail of the kernel, one query or many), so `screen`
+        only narrows the field: the rows within `_margin` of its n-th best hold the n best by
+        exact cosine, and those are rescored row by row (`_exact`). So every path that screens
+        the same slots picks the same nodes with the same similarities."""
+        if slots.size > n:
+            cut = np.partition(screen, slots.size - n)[slots.size - n]
+            slots = slots[screen >= cut - self._margin(query)]
+        sims = self._exact(query, slots)
         if slots.size > n:
             # The n best, ties at the cut broken by id: which of several equally similar nodes
             # make the cut must not depend on slot order, which a reopen reshuffles.
@@ -323,6 +384,36 @@ class VectorTable:
             slots, sims = slots[keep], sims[keep]
         order = sorted(range(slots.size), key=lambda j: (-float(sims[j]), self._ids[slots[j]]))
         return [(str(self._ids[slots[j]]), float(sims[j])) for j in order]
+
+    def _exact(self, query: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """Cosines of `slots` summed row by row in float64, rounded to float32: a row's value
+        does not depend on which rows are scored with it."""
+        rows = self._matrix.take(slots).astype(np.float64)
+        exact: np.ndarray = (rows * query.astype(np.float64)).sum(axis=1).astype(np.float32)
+        return exact
+
+    def _margin(self, query: np.ndarray) -> float:
+        """Twice the most a float32 product of `query` with a row can differ from its exact
+        value or from `_exact`'s (n·2⁻²⁴·|q|·|row| each, summed in any order), doubled
+        again for safety: a screen's n-th best minus this keeps every row of the exact n best."""
+        dim = max(self._matrix.dim, 1)
+        size = float(np.sqrt(np.dot(query, query))) * self._max_norm
+        return 4.0 * (dim + 2) * 2.0**-24 * size
+
+
+@dataclass
+class HeldScreens:
+    """Products of a few announced queries with the rows lo..hi-1, and which of those rows
+    changed since (rescored when searched)."""
+
+    rows: dict[bytes, int]
+    """Query bytes -> its row of `screens`."""
+    lo: int
+    hi: int
+    screens: np.ndarray
+    stale: np.ndarray
+    """One flag per row lo..hi-1: changed since the products were taken."""
+    changed: int = 0
 
 
 def _runs(zones: np.ndarray) -> list[tuple[int, int]]:

@@ -51,6 +51,7 @@ from graphs.fusion.state import FusionOutput
 from graphs.resources import resources_for
 from memory.blas import one_blas_thread
 from memory.errors import ConfigurationError
+from memory.fusion.candidates import prime_candidate_searches
 from memory.fusion.commit import replay_pending
 from memory.models import Event, as_events
 from memory.store_api import MemoryStoreAPI
@@ -148,6 +149,7 @@ def ingest_events(
         try:
             # events an interrupted ingest stored but never fused come first, oldest first
             for begin in range(0, len(earlier), group):
+                _prime(store, earlier[begin : begin + group], group, ctx)
                 with _one_commit(store, group):
                     for event in earlier[begin : begin + group]:
                         fuse(event)
@@ -159,9 +161,16 @@ def ingest_events(
                 embed_seconds += time.perf_counter() - t0
                 report.added += len(fresh)
                 for begin in range(0, len(part), group):
+                    chunk = part[begin : begin + group]
+                    fusing = {
+                        e.event_id
+                        for e in chunk
+                        if not skip_unchanged or e.event_id in fresh or e.event_id in queued
+                    }
+                    _prime(store, [e for e in chunk if e.event_id in fusing], group, ctx)
                     with _one_commit(store, group):
-                        for event in part[begin : begin + group]:
-                            if skip_unchanged and event.event_id not in fresh | queued:
+                        for event in chunk:
+                            if event.event_id not in fusing:
                                 report.skipped += 1
                             else:
                                 fuse(event)
@@ -203,6 +212,14 @@ def _plans_per_commit(ctx: FusionContext) -> int:
     except ConfigurationError:  # the first event's fusion reports it, as it always has
         return 1
     return ctx.plans_per_commit if offline else 1
+
+
+def _prime(store: MemoryStoreAPI, events: list[Event], plans: int, ctx: FusionContext) -> None:
+    """Before a group of offline plans (`_plans_per_commit` > 1), their events' dense
+    candidate searches in one pass (`prime_candidate_searches`): the same answers, one
+    matrix product for the group."""
+    if plans > 1:
+        prime_candidate_searches(store, events, ctx.candidate_config())
 
 
 def _one_commit(store: MemoryStoreAPI, plans: int) -> contextlib.AbstractContextManager[Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -263,6 +263,13 @@ class _Collector:
         return out
 
 
+def _events_window(
+    span: tuple[datetime, datetime] | None, end: datetime
+) -> tuple[datetime, datetime]:
+    """Where the dense event search looks: the recent span, or all of the past without one."""
+    return span or (_lower_bound(end), end)
+
+
 def _lower_bound(ts: datetime) -> datetime:
     return min(datetime(1971, 1, 1), ts - timedelta(days=1))
 
@@ -312,7 +319,7 @@ def retrieve_candidates(
     col = _Collector(store, horizon, {event.event_id}, event, cfg)
     span = recent_span(store, event.timestamp, cfg.recent_events)
     if cfg.dense_events:
-        window = span or (_lower_bound(event.timestamp), event.timestamp)
+        window = _events_window(span, event.timestamp)
         for node_id, sim in store.dense_search(
             vector, cfg.dense_events + 1, NodeKind.EVENT, window
         ):
@@ -343,6 +350,25 @@ def retrieve_candidates(
     return col.records(vector, cfg.max_candidates)
 
 
+def prime_candidate_searches(
+    store: MemoryStoreAPI, events: Sequence[Event], config: CandidateConfig | None = None
+) -> int:
+    """Announce the dense searches `retrieve_candidates` will make for each of `events` (its
+    events and packs in the recent span), so that their rows are scored in one pass
+    (`prime_dense_search`, on stores that have it): a bulk ingest pays one matrix product for
+    a group of events instead of two per event, and each search answers as it would have.
+    The events must be stored. Returns the rows scored ahead (0: nothing held)."""
+    cfg = config or CandidateConfig()
+    prime = getattr(store, "prime_dense_search", None)
+    if not (cfg.dense_events or cfg.dense_fused) or not events or not callable(prime):
+        return 0
+    windows = [
+        _events_window(recent_span(store, e.timestamp, cfg.recent_events), e.timestamp)
+        for e in events
+    ]
+    return int(prime(np.stack([store.vector(e.event_id) for e in events]), windows))
+
+
 def search_memory(
     store: MemoryStoreAPI,
     query: str,
@@ -356,7 +382,7 @@ def search_memory(
     horizon = (current.timestamp, current.event_id)
     col = _Collector(store, horizon, {current.event_id}, current, cfg)
     span = recent_span(store, horizon[0], cfg.recent_events)
-    window = span or (_lower_bound(horizon[0]), horizon[0])
+    window = _events_window(span, horizon[0])
     for node_id, sim in store.dense_search(vector, cfg.search_n, NodeKind.EVENT, window):
         col.add(node_id, "search", sim)
     for node_id, sim in store.dense_search(vector, max(cfg.search_n // 2, 1), NodeKind.FUSED, span):

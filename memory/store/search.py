@@ -60,6 +60,14 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         fused nodes whose [start, end] overlaps it."""
         return self._vectors.search(query_vector, n, kind, between)
 
+    def prime_dense_search(
+        self, query_vectors: np.ndarray, windows: Sequence[tuple[datetime, datetime] | None]
+    ) -> int:
+        """Announce `dense_search` calls to come with these query vectors over these windows:
+        their rows are scored in one pass now (`VectorIndex.prime`), and the searches answer
+        exactly as they would have. Returns the rows scored (0: nothing held)."""
+        return self._vectors.prime(query_vectors, windows)
+
     def lexical_search(
         self,
         query: str,
