@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory.errors import NodeNotFoundError
 from memory.fusion.rarity import frequencies_for
 from memory.models import Event, FusedNode, NodeKind, format_timestamp, is_fused_id
 from memory.store_api import MemoryStoreAPI
@@ -357,16 +358,21 @@ def prime_candidate_searches(
     events and packs in the recent span), so that their rows are scored in one pass
     (`prime_dense_search`, on stores that have it): a bulk ingest pays one matrix product for
     a group of events instead of two per event, and each search answers as it would have.
-    The events must be stored. Returns the rows scored ahead (0: nothing held)."""
+    Returns the rows scored ahead (0: nothing held, as when an event has no vector: its own
+    fusion reports that, on its own)."""
     cfg = config or CandidateConfig()
     prime = getattr(store, "prime_dense_search", None)
     if not (cfg.dense_events or cfg.dense_fused) or not events or not callable(prime):
+        return 0
+    try:
+        vectors = np.stack([store.vector(e.event_id) for e in events])
+    except NodeNotFoundError:
         return 0
     windows = [
         _events_window(recent_span(store, e.timestamp, cfg.recent_events), e.timestamp)
         for e in events
     ]
-    return int(prime(np.stack([store.vector(e.event_id) for e in events]), windows))
+    return int(prime(vectors, windows))
 
 
 def search_memory(

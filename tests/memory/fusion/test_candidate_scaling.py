@@ -11,11 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.fusion.candidates import CandidateConfig, recent_span, retrieve_candidates
+from memory.fusion.candidates import (
+    CandidateConfig,
+    prime_candidate_searches,
+    recent_span,
+    retrieve_candidates,
+)
 from memory.models import Event, FusedNode
 from memory.store import MemoryStore
 from memory.temporal_index import TemporalIndex
@@ -178,3 +184,15 @@ def test_the_nth_latest_time_counts_back_from_the_end() -> None:
     assert index.nth_latest(last - timedelta(minutes=1), 1) == last - timedelta(minutes=7)
     with pytest.raises(ValueError):
         index.nth_latest(last, 0)
+
+
+def test_a_group_is_announced_only_when_every_event_has_a_vector(
+    stores: dict[int, MemoryStore],
+) -> None:
+    """Announcing is an optimisation: an event the store lacks holds nothing back and raises
+    nothing (its own fusion reports it), and a stored group is scored ahead."""
+    store, events = stores[600], stream(601)
+    assert prime_candidate_searches(store, events[-4:-1]) > 0
+    assert prime_candidate_searches(store, events[-2:]) == 0  # e00600 was never stored
+    assert store.prime_dense_search(np.zeros((0, 8), np.float32), []) == 0  # let go
+    assert store._vectors._held is None
