@@ -1,7 +1,8 @@
-"""Dense searches answered ahead (`VectorIndex.prime`, used by a bulk fused ingest) give exactly
-the answers `search` gives on its own, and stop being used the moment a row of their kind
-changes; and whichever float32 products screen the rows, a search keeps the same nodes with
-the same similarities (`VectorTable._select`).
+"""Announced searches (`VectorIndex.prime`, used by a bulk fused ingest: the rows of their
+windows scored with all the query vectors in one product) answer exactly as unannounced ones,
+also after rows change in between (those are scored afresh); and whichever float32 products
+screen the rows, a search keeps the same nodes with the same similarities
+(`VectorTable._select`).
 
 On a real VectorIndex over embedded Chroma; the vectors are drawn with many exact ties (rows
 repeated, and a small alphabet of values), where a path-dependent last bit would show."""
