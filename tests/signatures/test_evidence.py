@@ -136,6 +136,13 @@ def test_after_the_first_round_the_twin_pivots_on_the_best_events() -> None:
     assert plan.model_copy(update={"pivot": QUESTION_PLAN.pivot}) == QUESTION_PLAN
 
 
+def test_the_twins_pivot_asks_for_no_feedback_search() -> None:
+    """Its pivot round searches beside the anchors and along their record, and does not run
+    the whole engine again with their distinctive words (`PIVOT_TERMS`)."""
+    plan = judge([COFFEE, RUN, SLEEP], round_number=2).next_plan
+    assert plan is not None and plan.pivot.enabled and plan.pivot.terms == 0
+
+
 def test_over_several_days_the_pivot_also_asks_for_the_series() -> None:
     assert pivot_plan(QUESTION_PLAN, ["e1"]).pivot.series is False  # one morning
     week = TimeWindow(
