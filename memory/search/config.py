@@ -197,7 +197,15 @@ class SearchConfig(BaseModel):
         "≥ 0.9 won the planner grid on the train scenarios and cut search p95 about threefold.",
     )
     fused_expansion_budget: int = Field(
-        default=8, ge=0, description="Fused nodes whose members may be expanded."
+        default=0,
+        ge=0,
+        description="Fused nodes whose members the expansion offers as candidates (one "
+        "reverse-belong hop further). 0: none; members reach the context only through their "
+        "pack's projection (`ContextBudget.max_fused`), behind the events that outscore it. "
+        "`memfuse bench --suite`, 8 (the earlier default) → 0: memfuse 0.448 → 0.451, 0.459 → "
+        "0.460, 0.899, 0.795 → 0.801, 0.748 (seed 7, seed 11, the two households, the "
+        "conversations), memfuse_no_ar 0.436 → 0.441, 0.440 → 0.441, 0.886 → 0.892, 0.768 → "
+        "0.802, 0.734; 2 and 4 fell between.",
     )
     max_expanded: int = Field(default=400, ge=1, description="Safety cap on expanded candidates.")
     # scoring

@@ -14,8 +14,11 @@ the rest. Policy by seed type (paper, "Typed Graph Expansion"):
 (one belong hop plus one reverse-belong hop, only from the places above) and by
 ``fused_expansion_budget``, the number of fused nodes whose members may become
 candidates. A fused node reached by a semantic edge is a candidate, but it exposes no
-members (its pack score still reads them). Every hop counts in the distance h, so
-members sit at β² or β³ in the score. ``max_expanded`` caps the pool size.
+members (its pack score still reads them). MemFuse's default budget is 0: packs are
+candidates and project their members into the context, but no member competes on its own
+score from here (exposed members pushed better events out; see `SearchConfig`). Every hop
+counts in the distance h, so members sit at β² or β³ in the score. ``max_expanded`` caps the
+pool size.
 
 A node reached several ways keeps its best trace: shortest distance, then highest
 path prior, then the first found (seeds are walked in RRF order).

@@ -90,12 +90,19 @@ def test_fused_member_cap_comes_from_the_context_budget(pack_store: FakeStore) -
     capped = NO_BM25.context.model_copy(update={"max_members": 1})
     no_graph = NO_BM25.with_(use_graph=False, context=capped)
     assert search(pack_store, "q", no_graph).event_ids() == ["e1", "m1"]
-    # with the graph on, m2 was exposed by expansion and competes on its own score
+    # exposing members (a fused-expansion budget), m2 is a candidate of its own and competes
+    # on its own score
+    exposing = NO_BM25.with_(context=capped, fused_expansion_budget=8)
+    assert [(c.node_id, c.via_fused) for c in search(pack_store, "q", exposing).candidates] == [
+        ("e1", None),
+        ("m1", "fused_F"),
+        ("m2", None),
+    ]
+    # by default nothing is exposed: the pack's projection alone places its best member
     with_graph = search(pack_store, "q", NO_BM25.with_(context=capped))
     assert [(c.node_id, c.via_fused) for c in with_graph.candidates] == [
         ("e1", None),
         ("m1", "fused_F"),
-        ("m2", None),
     ]
 
 

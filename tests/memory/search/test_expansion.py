@@ -64,6 +64,10 @@ def store() -> FakeStore:
     return store
 
 
+EXPOSING = MEMFUSE_DEFAULT.with_(fused_expansion_budget=8)
+"""The paper's policy with member exposure on (the default exposes none: see the config)."""
+
+
 def run(
     store: FakeStore, seeds: list[str], config: SearchConfig = MEMFUSE_DEFAULT
 ) -> dict[str, ExpansionTrace]:
@@ -98,7 +102,7 @@ def test_semantic_edges_below_threshold_are_not_walked(store: FakeStore) -> None
 
 
 def test_belong_from_the_seed_and_from_a_one_causal_hop_neighbour(store: FakeStore) -> None:
-    traces = run(store, ["a"])
+    traces = run(store, ["a"], EXPOSING)
     assert hops(traces["fused_A"]) == [("belong", "fused_A", False)]
     assert hops(traces["m1"]) == [("belong", "fused_A", False), ("belong", "m1", True)]
     assert traces["m1"].distance == 2
@@ -117,12 +121,12 @@ def test_fused_expansion_budget_limits_exposed_members(store: FakeStore) -> None
     assert "fused_A" in traces and "m1" in traces  # reached first, within budget
     assert "fused_B" in traces  # still a candidate ...
     assert "m2" not in traces  # ... but its members are not exposed
-    none = run(store, ["a"], MEMFUSE_DEFAULT.with_(fused_expansion_budget=0))
-    assert "fused_A" in none and "m1" not in none
+    none = run(store, ["a"])  # the default budget: packs are candidates, members are not
+    assert "fused_A" in none and "fused_B" in none and "m1" not in none and "m2" not in none
 
 
 def test_fused_seed_exposes_members_first_then_walks_from_them(store: FakeStore) -> None:
-    traces = run(store, ["fused_P"])
+    traces = run(store, ["fused_P"], EXPOSING)
     assert hops(traces["p"]) == [("belong", "p", True)] and traces["p"].distance == 1
     assert hops(traces["q"]) == [("belong", "q", True)]
     assert hops(traces["r"]) == [("belong", "p", True), ("causal", "r", False)]
