@@ -49,6 +49,33 @@ def test_a_plain_model_is_built_as_model_construct_builds_it(values: dict[str, A
     _same(TrustedBuilder(_Plain)(**values), _Plain.model_construct(**values))
 
 
+class _Flat(BaseModel):
+    """No default needs a copy: built from the field-ordered template."""
+
+    name: str
+    count: int = 3
+    when: datetime | None = None
+    label: str = "x"
+
+
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "name": st.text(max_size=5),  # required: left out, the builder must leave it out
+            "count": st.integers(),
+            "when": st.none() | st.datetimes(),
+            "label": st.text(max_size=3),
+            "ignored": st.integers(),
+        },
+    )
+)
+def test_a_model_without_copied_defaults_is_built_as_model_construct_builds_it(
+    values: dict[str, Any],
+) -> None:
+    _same(TrustedBuilder(_Flat)(**values), _Flat.model_construct(**values))
+
+
 @given(
     st.fixed_dictionaries(
         {
