@@ -8,7 +8,7 @@ a handful of store round trips instead of one per candidate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -108,3 +108,15 @@ class StoreCache:
         if not wanted:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._vectors[i] for i in wanted])
+
+    def cosines(self, node_ids: Sequence[str], vector: np.ndarray) -> np.ndarray:
+        """The products of many nodes' vectors with one vector, as `vectors(ids) @ vector`
+        computes them (the same float32 rows in one contiguous matrix), without keeping the
+        rows: a time window's events are scored once, and a month of them (thousands of rows)
+        cost more to keep one by one and stack than to multiply."""
+        batch = getattr(self.store, "vectors", None)
+        if not callable(batch) or not node_ids:
+            return self.vectors(node_ids) @ vector
+        rows = np.ascontiguousarray(batch(list(node_ids)), dtype=np.float32)
+        products: np.ndarray = rows @ vector
+        return products

@@ -79,7 +79,7 @@ def temporal_list(
     ids = cache.store.events_between(*window)
     if not ids:
         return []
-    cosines = cache.vectors(ids) @ focus_vector
+    cosines = cache.cosines(ids, focus_vector)
     if 0 < quota < len(ids):
         # only events at or above the quota-th best cosine can make the cut (ties included),
         # so only they are sorted (a week of the generated benchmark is ~1,400 events, the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 import numpy as np
@@ -165,3 +165,19 @@ def test_search_on_a_real_1300_event_store_is_fast(tmp_path: Path) -> None:
             assert len(ids) == 20 and len(set(ids)) == 20
     finally:
         memory.close()
+
+
+def test_a_window_is_scored_in_one_gather_as_the_cached_rows_score_it(store: object) -> None:
+    """`StoreCache.cosines` (the window list's products) equals `vectors(ids) @ vector` to
+    the bit, through a requester's view as through the store, and keeps no row."""
+    from memory.access import VisibleStore
+    from memory.search.cache import StoreCache
+
+    ids = ["e5", "e1", "e3", "e2", "e4"]
+    focus = HashedWords().embed(["Ann runs in the park on a morning"])[0]
+    for view in (store, VisibleStore(store, None, as_of=datetime(2025, 5, 3))):
+        cache = StoreCache(view)
+        products = cache.cosines(ids, focus)
+        assert not cache._vectors  # scored, not kept
+        expected = StoreCache(view).vectors(ids) @ focus
+        assert products.dtype == np.float32 and products.tobytes() == expected.tobytes()
