@@ -222,7 +222,15 @@ _UNSAFE = re.compile(
 def single_line(text: str) -> str:
     """Untrusted text made displayable as one line: control, separator and bidi characters
     become spaces and runs of white space collapse, so a description can neither inject lines
-    into a prompt nor escape sequences into a terminal. The stored text is never changed."""
+    into a prompt nor escape sequences into a terminal. The stored text is never changed.
+
+    A printable text holds none of those characters (controls, separators and bidi marks are
+    not printable) and no white space but the plain space, so when it has no doubled, leading
+    or trailing space it is already its own line: returned as it is, without the regular
+    expression and the split (a search's context writes three such fields per event).
+    """
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
     return " ".join(_UNSAFE.sub(" ", text).split())
 
 

@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.text import escape_invisible_json, single_line, tokenize
+from memory.text import _UNSAFE, escape_invisible_json, single_line, tokenize
 
 BIDI = {
     "\u202a",
@@ -33,6 +33,16 @@ def test_single_line_has_no_breaks_controls_or_bidi_and_is_idempotent(text: str)
     assert not set(line) & (BIDI | {"\u2028", "\u2029"})
     assert line == line.strip() and "  " not in line
     assert single_line(line) == line
+
+
+_SPACES_AND_MARKS = st.sampled_from([" ", "  ", "\t", "\u00a0", "\u3000", *BIDI, "\u2028", "\x85"])
+
+
+@given(st.lists(st.text(max_size=6) | _SPACES_AND_MARKS, max_size=8).map("".join))
+def test_a_text_returned_as_it_is_is_the_one_the_full_rewrite_gives(text: str) -> None:
+    """The printable shortcut changes nothing: every text gets what the control, separator
+    and bidi rewrite with the white-space collapse gives it."""
+    assert single_line(text) == " ".join(_UNSAFE.sub(" ", text).split())
 
 
 def test_ordinary_text_is_unchanged_and_words_survive() -> None:
