@@ -116,7 +116,8 @@ class StoreCache:
         cost more to keep one by one and stack than to multiply."""
         batch = getattr(self.store, "vectors", None)
         if not callable(batch) or not node_ids:
-            return self.vectors(node_ids) @ vector
-        rows = np.ascontiguousarray(batch(list(node_ids)), dtype=np.float32)
+            rows = self.vectors(node_ids)
+        else:
+            rows = np.ascontiguousarray(batch(list(node_ids)), dtype=np.float32)
         products: np.ndarray = rows @ vector
         return products
