@@ -20,6 +20,7 @@ visible, so neither a semantic nor a causal edge carries anyone across to a hidd
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -164,6 +165,7 @@ class VisibleStore:
         # round's searches (the guard's, the focus query's) and walk the same edges.
         self._hits: dict[tuple[Any, ...], list[tuple[str, float]]] = {}
         self._links: dict[str, list[Link]] = {}
+        self._typed_links: dict[tuple[str, EdgeType, float], list[Link]] = {}
         self._own_readable: _Readable | None = None  # a store without a generation: per view
 
     # --- the checks ---------------------------------------------------------------------
@@ -291,6 +293,31 @@ class VisibleStore:
                 [link for link in self.store.links(node_id) if self.may_see(link.other)]
                 if self.may_see(node_id)
                 else []
+            )
+        return list(found)
+
+    def links_of(
+        self, node_id: str, edge_type: EdgeType, min_weight: float = -math.inf
+    ) -> list[Link]:
+        """`links` of one type weighing at least `min_weight`: only those are checked for
+        visibility (a search's walk asks for causal links and the semantic ones above its
+        threshold, and checking every linked pack's members for the others cost a third of
+        the walk)."""
+        key = (node_id, edge_type, min_weight)
+        found = self._typed_links.get(key)
+        if found is None:
+            typed = getattr(self.store, "links_of", None)
+            raw = (
+                typed(node_id, edge_type, min_weight)
+                if callable(typed)
+                else [
+                    link
+                    for link in self.store.links(node_id)
+                    if link.type == edge_type and link.weight >= min_weight
+                ]
+            )
+            found = self._typed_links[key] = (
+                [link for link in raw if self.may_see(link.other)] if self.may_see(node_id) else []
             )
         return list(found)
 
@@ -515,6 +542,7 @@ class VisibleStore:
             self._upto = None
             self._hits.clear()
             self._links.clear()
+            self._typed_links.clear()
             self._own_readable = None
         return changed
 

@@ -13,6 +13,7 @@ when a caller reads them.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -267,6 +268,22 @@ class EdgeStore:
             outgoing = src == number
             other = self._names[dst if outgoing else src]
             out.append(Link(_type_of(code), other, self._weight[code], outgoing))
+        return out
+
+    def links_of(
+        self, node_id: str, edge_type: EdgeType, min_weight: float = -math.inf
+    ) -> list[Link]:
+        """`links(node_id)` of one type weighing at least `min_weight`, in the same order,
+        without building the others (a search walks causal links and the semantic ones above
+        its threshold; more than half of a household's semantic links are below it)."""
+        number, codes = self._codes_of(node_id)
+        wanted, weights, out = _TYPE_CODE[edge_type], self._weight, []
+        for code in codes:
+            if code & _TYPE_MASK == wanted and weights[code] >= min_weight:
+                src, dst = self._ends(code)
+                outgoing = src == number
+                other = self._names[dst if outgoing else src]
+                out.append(Link(edge_type, other, weights[code], outgoing))
         return out
 
     def others(self, node_id: str, edge_type: EdgeType) -> list[str]:

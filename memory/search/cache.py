@@ -8,6 +8,7 @@ a handful of store round trips instead of one per candidate.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
@@ -25,6 +26,7 @@ class StoreCache:
         self._events: dict[str, Event] = {}
         self._fused: dict[str, FusedNode] = {}
         self._links: dict[str, list[Link]] = {}
+        self._typed_links: dict[tuple[str, EdgeType, float], list[Link]] = {}
         self._fused_of: dict[str, list[str]] = {}
         self._vectors: dict[str, np.ndarray] = {}
 
@@ -63,20 +65,36 @@ class StoreCache:
             self._links[node_id] = self.store.links(node_id)
         return self._links[node_id]
 
+    def _links_of(self, node_id: str, edge_type: EdgeType, min_weight: float) -> list[Link]:
+        """The node's links of one type weighing at least `min_weight`: from the store's
+        typed read where it has one (the others are neither built nor checked), filtered
+        from `links` otherwise."""
+        key = (node_id, edge_type, min_weight)
+        if key not in self._typed_links:
+            typed = getattr(self.store, "links_of", None)
+            self._typed_links[key] = (
+                typed(node_id, edge_type, min_weight)
+                if callable(typed)
+                else [
+                    link
+                    for link in self.links(node_id)
+                    if link.type == edge_type and link.weight >= min_weight
+                ]
+            )
+        return self._typed_links[key]
+
     def causal(self, node_id: str) -> list[tuple[str, bool]]:
         """(neighbour, walked_in_reverse) over causal edges, both directions."""
         return [
             (link.other, not link.outgoing)
-            for link in self.links(node_id)
-            if link.type == EdgeType.CAUSAL
+            for link in self._links_of(node_id, EdgeType.CAUSAL, -math.inf)
         ]
 
     def semantic(self, node_id: str, threshold: float) -> list[tuple[str, float]]:
         """(neighbour, weight) over semantic edges at or above the threshold, strongest first."""
         found = [
             (link.other, link.weight)
-            for link in self.links(node_id)
-            if link.type == EdgeType.SEMANTIC and link.weight >= threshold
+            for link in self._links_of(node_id, EdgeType.SEMANTIC, threshold)
         ]
         return sorted(found, key=lambda pair: (-pair[1], pair[0]))
 

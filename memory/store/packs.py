@@ -6,6 +6,7 @@ Its own part because the fusion commit writes it, over events it only reads.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 from memory.errors import InvalidEdgeError, InvalidFusedNodeError, NodeNotFoundError
@@ -154,6 +155,12 @@ class FusedPacks(StoreCore):
 
     def links(self, node_id: str) -> list[Link]:
         return self._edges.links(node_id)
+
+    def links_of(
+        self, node_id: str, edge_type: EdgeType, min_weight: float = -math.inf
+    ) -> list[Link]:
+        """`links` of one type weighing at least `min_weight` (see `EdgeStore.links_of`)."""
+        return self._edges.links_of(node_id, edge_type, min_weight)
 
     def edge_counts(self) -> dict[str, int]:
         return self._edges.counts()

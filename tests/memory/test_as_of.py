@@ -144,6 +144,11 @@ def test_a_views_links_are_the_neighbours_it_shows(store: MemoryStore, when: dat
             assert links == [Link.of(edge, node) for edge in view.neighbors(node)]
             assert all(view.may_see(link.other) for link in links)
             assert view.may_see(node) or links == []
+            for edge_type in EdgeType:  # the walk's typed read: the shown links, filtered
+                for least in (0.0, 0.9):
+                    assert view.links_of(node, edge_type, least) == [
+                        link for link in links if link.type == edge_type and link.weight >= least
+                    ]
         if when < LAST:  # the cut hides something
             shown = sum(len(view.links(n)) for n in nodes)
             assert shown < sum(len(store.links(n)) for n in nodes)

@@ -276,6 +276,12 @@ def test_compact_adjacency_matches_a_plain_model(
                 typed = current.neighbors(node, edge_type)
                 assert {e.key() for e in typed} == {k for k in touching if k[2] == edge_type}
                 assert current.others(node, edge_type) == [e.other(node) for e in typed]
+                for least in (0.0, 0.5, 0.9):  # a walk's typed read: `links`, filtered
+                    assert current.links_of(node, edge_type, least) == [
+                        link
+                        for link in current.links(node)
+                        if link.type == edge_type and link.weight >= least
+                    ]
         for key, edge in model.items():
             assert current.has(edge.dst, edge.src, edge.type) == (
                 edge.type == EdgeType.SEMANTIC or (edge.dst, edge.src, key[2]) in model
