@@ -275,7 +275,7 @@ class EdgeStore:
     ) -> list[Link]:
         """`links(node_id)` of one type weighing at least `min_weight`, in the same order,
         without building the others (a search walks causal links and the semantic ones above
-        its threshold; more than half of a household's semantic links are below it)."""
+        its threshold: 60 % of a generated household's semantic links are below it)."""
         number, codes = self._codes_of(node_id)
         wanted, weights, out = _TYPE_CODE[edge_type], self._weight, []
         for code in codes:
