@@ -32,7 +32,16 @@ from typing import Any, Literal
 import numpy as np
 
 from memory.errors import MemFuseError, NodeNotFoundError
-from memory.models import Edge, EdgeType, Event, FusedNode, Link, NodeKind, is_fused_id
+from memory.models import (
+    Edge,
+    EdgeType,
+    Event,
+    FusedNode,
+    Link,
+    NodeKind,
+    is_fused_id,
+    links_weighing,
+)
 from memory.read_request import ReadRequest
 from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.temporal_index import key_span
@@ -303,19 +312,13 @@ class VisibleStore:
         visibility. A search's walk follows causal links and the semantic ones above its
         threshold; reading every link and checking each far end (a pack: all its members) was
         a third of the walk, mostly for links it never follows (py-spy, seed 7)."""
+        typed = getattr(self.store, "links_of", None)
+        if not callable(typed):  # a store that lists all links: the shown ones, filtered
+            return links_weighing(self.links(node_id), edge_type, min_weight)
         key = (node_id, edge_type, min_weight)
         found = self._typed_links.get(key)
         if found is None:
-            typed = getattr(self.store, "links_of", None)
-            raw = (
-                typed(node_id, edge_type, min_weight)
-                if callable(typed)
-                else [
-                    link
-                    for link in self.store.links(node_id)
-                    if link.type == edge_type and link.weight >= min_weight
-                ]
-            )
+            raw = typed(node_id, edge_type, min_weight)
             found = self._typed_links[key] = (
                 [link for link in raw if self.may_see(link.other)] if self.may_see(node_id) else []
             )

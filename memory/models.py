@@ -418,3 +418,9 @@ class Link(NamedTuple):
     @classmethod
     def of(cls, edge: Edge, node_id: str) -> Link:
         return cls(edge.type, edge.other(node_id), edge.weight, edge.src == node_id)
+
+
+def links_weighing(links: Iterable[Link], edge_type: EdgeType, min_weight: float) -> list[Link]:
+    """The links of one type weighing at least `min_weight`, in their order: what a store's
+    `links_of` reads, for a store that only lists all of a node's links."""
+    return [link for link in links if link.type == edge_type and link.weight >= min_weight]

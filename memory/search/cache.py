@@ -14,7 +14,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memory.models import EdgeType, Event, FusedNode, Link, is_fused_id
+from memory.models import EdgeType, Event, FusedNode, Link, is_fused_id, links_weighing
 from memory.store_api import MemoryStoreAPI
 
 
@@ -75,11 +75,7 @@ class StoreCache:
             self._typed_links[key] = (
                 typed(node_id, edge_type, min_weight)
                 if callable(typed)
-                else [
-                    link
-                    for link in self.links(node_id)
-                    if link.type == edge_type and link.weight >= min_weight
-                ]
+                else links_weighing(self.links(node_id), edge_type, min_weight)
             )
         return self._typed_links[key]
 
