@@ -4,8 +4,9 @@ Direct retrieval usually finds one fragment of the evidence; the typed edges lea
 the rest. Policy by seed type (paper, "Typed Graph Expansion"):
 
 - atomic seed: breadth-first over causal edges (both directions) and semantic edges
-  of weight ≥ the threshold, up to ``max_hops`` such hops; from the seed itself and
-  from an event one causal hop away, belong edges lead to the fused nodes holding
+  of weight ≥ the threshold, up to ``max_hops`` such hops; a semantic hop ends its path
+  (``semantic_leaves``: the walk goes on from causal neighbours only); from the seed itself
+  and from an event one causal hop away, belong edges lead to the fused nodes holding
   them, and such a fused node exposes its members;
 - fused seed: its members first (reverse belong, distance 1), then the same causal
   and semantic walk from each member (no further belong hops).
@@ -196,7 +197,7 @@ class Expander:
                     visited,
                     frontier,
                     hops,
-                    walk_on=not fused,
+                    walk_on=not fused and not config.semantic_leaves,
                 )
 
     def _step(

@@ -101,6 +101,25 @@ def test_semantic_edges_below_threshold_are_not_walked(store: FakeStore) -> None
     assert "s_lo" in lowered
 
 
+def test_a_semantic_hop_ends_its_path_and_a_causal_chain_goes_on(store: FakeStore) -> None:
+    """`semantic_leaves`: a semantic neighbour is a candidate, but the walk does not go on
+    from it (its own causal and semantic neighbours stay out); a causal neighbour's semantic
+    neighbour is still reached, at the second hop."""
+    store.link("s_hi", "e1", C)  # from a semantic neighbour: a causal hop ...
+    store.link("s_hi", "e2", S, weight=0.95)  # ... and a semantic one
+    store.link("b", "e3", S, weight=0.95)  # from a causal neighbour: a semantic hop
+    for hour, name in enumerate(["e1", "e2", "e3"], start=16):
+        store.put_event(make_event(name, f"2025-01-01T{hour:02d}:00"), unit(1, 0, 0, 0))
+    traces = run(store, ["a"])
+    assert hops(traces["s_hi"]) == [("semantic", "s_hi", False)]
+    assert "e1" not in traces and "e2" not in traces
+    assert hops(traces["e3"]) == [("causal", "b", False), ("semantic", "e3", False)]
+    assert hops(traces["d"]) == [("causal", "b", False), ("causal", "d", False)]
+    walked_on = run(store, ["a"], MEMFUSE_DEFAULT.with_(semantic_leaves=False))
+    assert hops(walked_on["e1"]) == [("semantic", "s_hi", False), ("causal", "e1", False)]
+    assert hops(walked_on["e2"]) == [("semantic", "s_hi", False), ("semantic", "e2", False)]
+
+
 def test_belong_from_the_seed_and_from_a_one_causal_hop_neighbour(store: FakeStore) -> None:
     traces = run(store, ["a"], EXPOSING)
     assert hops(traces["fused_A"]) == [("belong", "fused_A", False)]
@@ -204,6 +223,7 @@ graphs = st.tuples(
     max_hops=st.integers(1, 3),
     max_expanded=st.integers(2, 30),
     budget=st.integers(0, 3),
+    leaves=st.booleans(),
 )
 def test_lazy_traces_change_nothing_the_walk_finds(
     graph: tuple[list[tuple[str, str, EdgeType, float]], list[list[str]]],
@@ -211,6 +231,7 @@ def test_lazy_traces_change_nothing_the_walk_finds(
     max_hops: int,
     max_expanded: int,
     budget: int,
+    leaves: bool,
 ) -> None:
     """Whatever the graph and limits, the walk keeps the same best trace per node, in the
     same order, as one that builds and offers every trace."""
@@ -225,7 +246,10 @@ def test_lazy_traces_change_nothing_the_walk_finds(
         store.put_fused_with_vector(f"fused_{n}", "pack", members, unit(1, 0, 0, 0))
     seeds = [s for s in seeds if store.has_node(s)]
     config = MEMFUSE_DEFAULT.with_(
-        max_hops=max_hops, max_expanded=max_expanded, fused_expansion_budget=budget
+        max_hops=max_hops,
+        max_expanded=max_expanded,
+        fused_expansion_budget=budget,
+        semantic_leaves=leaves,
     )
     roots = [Seed(s, 0.01, ("dense:0",)) for s in seeds]
     lazy = Expander(StoreCache(store), config).run(roots)
