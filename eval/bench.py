@@ -28,6 +28,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from eval.bench_question import AnswerScorer, measure
 from eval.bench_stores import BuiltStores
+from eval.context_changes import context_changes
 from eval.metrics import QuestionMeasure, aggregate, distractors_by_question, mean
 from eval.report import markdown_report, plot_recall_by_category
 from eval.systems import INGESTORS, BenchSystem, EventStream, IngestMode, resolve_systems
@@ -152,6 +153,7 @@ def run_bench(
     runner = _Runner(dataset, chosen, k, limit, cache, scorer, console, progress, as_asker)
     runner.run()
     results = runner.results(str(dataset_path))
+    results["context_changes"] = context_changes(runner.records, dataset.apart_categories)
     notes = runner.notes()
     out.mkdir(parents=True, exist_ok=True)
     bench = BenchResults(

@@ -116,6 +116,7 @@ def markdown_report(
         lines += md_table(["system", *cats], rows)
     table = recall_table(results)
     lines += ["", *baseline_section(table, level="##"), *ablation_section(table, level="##")]
+    lines += change_section(results.get("context_changes", {}), level="##")
     lines += _distractor_section(results)
     lines += ["", "## What was measured", "", *_method_notes(results["k"], llm_model)]
     if notes:
@@ -173,6 +174,49 @@ def ablation_section(table: Mapping[str, Any], level: str = "###") -> list[str]:
         *md_table(["part", "overall", *cats], rows),
         "",
     ]
+
+
+def change_section(changes: Mapping[str, Mapping[str, Any]], level: str = "###") -> list[str]:
+    """memfuse against each ablation question by question (eval.context_changes): how often
+    the part changes the context and recall, and whether what it lets in is gold more often
+    than what that displaces."""
+    if not changes:
+        return []
+
+    def counted(n: int, share: float | None) -> str:
+        return f"{n:,} ({fmt_percent(share)})"
+
+    rows = [
+        [
+            f"memfuse − {ablation}",
+            f"{c['questions']:,}",
+            counted(c["changed"], c["changed_share"]),
+            counted(c["recall_higher"], c["higher_share"]),
+            counted(c["recall_lower"], c["lower_share"]),
+            f"{c['let_in']:,}, {fmt_percent(c['let_in_gold_share'])} gold",
+            f"{c['displaced']:,}, {fmt_percent(c['displaced_gold_share'])} gold",
+        ]
+        for ablation, c in changes.items()
+    ]
+    header = [
+        "part",
+        "questions",
+        "context changed",
+        "recall higher",
+        "recall lower",
+        "events it let in",
+        "events those displaced",
+    ]
+    intro = (
+        "What each part changes, question by question: on how many questions memfuse's context "
+        "differs from the ablation's and its recall is higher or lower, and the events in one "
+        "context only (summed over questions) with the share of them that is gold evidence."
+    )
+    return [f"{level} What each part changes", "", intro, "", *md_table(header, rows), ""]
+
+
+def fmt_percent(value: float | None) -> str:
+    return NA if value is None else f"{100 * value:.1f} %"
 
 
 def _distractor_section(results: Mapping[str, Any]) -> list[str]:
@@ -368,6 +412,7 @@ def _source_section(source: Mapping[str, Any]) -> list[str]:
         "",
         *baseline_section(source),
         *ablation_section(source),
+        *change_section(source.get("context_changes", {})),
     ]
 
 

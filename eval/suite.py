@@ -334,6 +334,7 @@ def _summary(
                 **tables[s.name],
                 "best_baseline": best_baseline(tables[s.name]),
                 "ablation_margins": ablation_margins(tables[s.name]),
+                "context_changes": runs[s.name].results.get("context_changes", {}),
             }
             for s in sources
         ],

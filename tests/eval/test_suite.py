@@ -98,6 +98,10 @@ def test_gaps_are_to_the_best_baseline_overall_and_in_each_category(ran):
         )
         # per-source table: the same numbers as the source's own results.json
         assert source["systems"]["bm25"]["overall"] == _recall(systems["bm25"])
+        # what the agent changes, question by question, on the questions in Overall
+        change = source["context_changes"]["memfuse_no_ar"]
+        assert change == results["context_changes"]["memfuse_no_ar"]
+        assert change["questions"] == source["n_questions"]
     gaps = ran.summary["gaps"]["memfuse"]
     assert "adversarial" not in gaps["locomo-locomo_small"]["by_category"]  # apart, as Overall
     locomo_source = next(s for s in ran.summary["sources"] if s["name"].startswith("locomo"))
@@ -113,6 +117,7 @@ def test_reports_are_written_and_agree(ran):
     assert "### Against the best baseline" in text and "memfuse − memfuse_no_ar" in text
     report = (ran.out_dir / "tiny" / "report.md").read_text()
     assert "## Against the best baseline" in report and "## What each part adds" in report
+    assert "## What each part changes" in report and "### What each part changes" in text
     assert "adversarial (apart)" in text and "### tiny" in text
     for source in ("locomo-locomo_small", "tiny"):
         assert (ran.out_dir / source / "report.md").is_file()
