@@ -80,6 +80,10 @@ Constraints (each with a confidence: clear decision 0.7-1.0, ambiguous 0.4-0.5)
 - `temporal_neighbors` (radius 1-3, default 3): when adjacent snippets around the hits are
   needed (a full sequence, each occurrence, a continuous period, a conversation followed by
   actions). Not merely because a question asks why.
+- `causal_links.direction`: `back` for a causal question (follow the stored cause → effect
+  links from what is found back to its causes), `forward` for a consequence question (on to
+  the effects), `none` for any other question (a causal link leads to another moment than the
+  one asked about), `both` when unsure.
 - `seed.time_window_quota`: 15 by default; 20 with coverage and no timeline; 25 for a
   timeline inside a window shorter than a day, for checking a claim at a given time, or for
   what happened during a session; for a whole-day window 10-12 when the question is about one

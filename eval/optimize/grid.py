@@ -63,6 +63,7 @@ PLANNER_AXES: tuple[Axis, ...] = (
     Axis("search.semantic_threshold", (0.9,)),  # ρ_S = 0.8 edges are mostly boilerplate
     Axis("planner.timeline_confidence", (0.5,)),
     Axis("planner.neighbor_confidence", (0.5,)),
+    Axis("planner.causal_confidence", (0.5,)),  # causal edges walked both ways for every question
 )
 # Fusion: `FusionPolicyConfig` thresholds (`policy.`).
 FUSION_AXES: tuple[Axis, ...] = (

@@ -21,7 +21,7 @@ from memory.search.constraints import diversify, temporal_neighbors, timeline_sl
 from memory.search.expansion import expand, unconstrained_trace
 from memory.search.guard import guarded_order, reserved_slots
 from memory.search.hubs import hub_corrected
-from memory.search.plan import RoundPlan
+from memory.search.plan import CausalDirection, RoundPlan
 from memory.search.pool import ScoredPool, Scorer, project
 from memory.search.rrf import fuse_lists
 from memory.search.scoring import specific_boost
@@ -68,7 +68,7 @@ def run_search(
         else {}
     )
     seeds = fuse_lists(lists, config.rrf_k, config.seed_pool, _list_weights(plan, config))
-    traces = expand(cache, seeds, config)
+    traces = expand(cache, seeds, config, causal_direction(plan, config))
 
     scorer = Scorer(
         cache,
@@ -132,6 +132,12 @@ def _window_bonus(
     total = store.count_events_between(datetime.min, horizon)
     inside = store.count_events_between(window[0], min(window[1], horizon))
     return specific_boost(config.date_boost, inside, total)
+
+
+def causal_direction(plan: RoundPlan, config: SearchConfig) -> CausalDirection:
+    """The plan's `causal_links` direction when honoured, else both ways (as before it)."""
+    links = plan.causal_links
+    return links.direction if confident(links.confidence, config) else "both"
 
 
 def applied_confidence(plan: RoundPlan, config: SearchConfig) -> float:

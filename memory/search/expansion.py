@@ -3,8 +3,9 @@
 Direct retrieval usually finds one fragment of the evidence; the typed edges lead to
 the rest. Policy by seed type (paper, "Typed Graph Expansion"):
 
-- atomic seed: breadth-first over causal edges (both directions) and semantic edges
-  of weight ≥ the threshold, up to ``max_hops`` such hops; a semantic hop ends its path
+- atomic seed: breadth-first over causal edges (both directions, or only toward causes or
+  effects as the plan's ``causal_links`` asks, or none) and semantic edges of weight ≥ the
+  threshold, up to ``max_hops`` such hops; a semantic hop ends its path
   (``semantic_leaves``: the walk goes on from causal neighbours only); from the seed itself
   and from an event one causal hop away, belong edges lead to the fused nodes holding
   them, and such a fused node exposes its members;
@@ -33,6 +34,7 @@ from memory.models import EdgeType, is_fused_id
 from memory.records import ExpansionTrace, PathStep
 from memory.search.cache import StoreCache
 from memory.search.config import SearchConfig
+from memory.search.plan import CausalDirection
 from memory.search.rrf import Seed
 from memory.search.seeds import TEMPORAL_LIST
 from memory.trusted import TrustedBuilder
@@ -115,9 +117,10 @@ class TracePool:
 class Expander:
     """Walks the typed graph from the seeds for one search call."""
 
-    def __init__(self, cache: StoreCache, config: SearchConfig):
+    def __init__(self, cache: StoreCache, config: SearchConfig, causal: CausalDirection = "both"):
         self.cache = cache
         self.config = config
+        self.causal = causal
         self.pool = TracePool(config)
         self._exposed: dict[str, int] = {}  # fused node -> distance its members were exposed from
 
@@ -173,7 +176,7 @@ class Expander:
             if hops >= config.max_hops:
                 continue
             causal_kind = _extended_kind(trace, EdgeType.CAUSAL)
-            for other, reverse in self.cache.causal(node):
+            for other, reverse in self._causal(node):
                 self._step(
                     trace,
                     EdgeType.CAUSAL,
@@ -199,6 +202,17 @@ class Expander:
                     hops,
                     walk_on=not fused and not config.semantic_leaves,
                 )
+
+    def _causal(self, node: str) -> list[tuple[str, bool]]:
+        """The node's causal neighbours the walk may take: walked in reverse (effect → cause)
+        toward causes only for `back`, forward toward effects only for `forward`."""
+        if self.causal == "none":
+            return []
+        links = self.cache.causal(node)
+        if self.causal == "both":
+            return links
+        backward = self.causal == "back"
+        return [(other, reverse) for other, reverse in links if reverse == backward]
 
     def _step(
         self,
@@ -242,6 +256,9 @@ def _extended_kind(trace: ExpansionTrace, edge: EdgeType) -> str:
     return "membership"
 
 
-def expand(cache: StoreCache, seeds: list[Seed], config: SearchConfig) -> dict[str, ExpansionTrace]:
-    """Candidate id → best expansion trace, seeds included (only seeds when use_graph is off)."""
-    return Expander(cache, config).run(seeds)
+def expand(
+    cache: StoreCache, seeds: list[Seed], config: SearchConfig, causal: CausalDirection = "both"
+) -> dict[str, ExpansionTrace]:
+    """Candidate id → best expansion trace, seeds included (only seeds when use_graph is off);
+    `causal`: which way causal edges are walked (`CausalLinks`)."""
+    return Expander(cache, config, causal).run(seeds)

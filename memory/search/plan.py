@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from datetime import datetime, time, timedelta
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -98,6 +99,27 @@ class TimelineMode(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     enabled: bool = False
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+CausalDirection = Literal["both", "back", "forward", "none"]
+
+
+class CausalLinks(BaseModel):
+    """Which way the graph expansion follows causal edges (cause → effect, written by fusion).
+
+    A causal edge is evidence for a question about causes or consequences: "why did the
+    courier leave" walks from the effect it finds back to its causes (`back`), "what happened
+    after the fall" from the event forward to its effects (`forward`). For any other question
+    it leads to another moment than the one asked about (a perspective question's causal
+    neighbours cost household_dev2 0.06 of its perspective recall), so a planner that reads
+    the question as neither says `none`. Unset or unsure (below the search's
+    `constraint_confidence`), both ways are walked, as before this constraint existed.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    direction: CausalDirection = "both"
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
@@ -193,6 +215,7 @@ class RoundPlan(BaseModel):
     temporal_neighbors: TemporalNeighbors = Field(default_factory=TemporalNeighbors)
     timeline_mode: TimelineMode = Field(default_factory=TimelineMode)
     pivot: EvidencePivot = Field(default_factory=EvidencePivot)
+    causal_links: CausalLinks = Field(default_factory=CausalLinks)
     seed: SeedQuotas = Field(default_factory=SeedQuotas)
 
     @field_validator("semantic_queries")

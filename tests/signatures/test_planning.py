@@ -231,6 +231,25 @@ def test_timeline_mode_for_sequences(question: str) -> None:
     assert plan_for(question).timeline_mode.enabled
 
 
+@pytest.mark.parametrize(
+    ("question", "direction"),
+    [
+        ("Why did Lily cry on Sunday?", "back"),
+        ("What made Emma take the car in?", "back"),
+        ("What happened after dinner on Monday?", "forward"),
+        ("What followed the fall, step by step?", "forward"),
+        ("How did each of us experience the party?", "none"),
+        ("What is Emma's favourite colour?", "none"),
+    ],
+)
+def test_causal_edges_are_walked_toward_causes_or_effects_only_when_asked(
+    question: str, direction: str
+) -> None:
+    links = plan_for(question).causal_links
+    assert links.direction == direction and links.confidence >= 0.6
+    assert RoundPlan.from_query(question).causal_links.direction == "both"  # no planner: as before
+
+
 def test_neighbours_for_what_happened_around_but_not_for_a_bare_why() -> None:
     around = plan_for("What happened during the party on Saturday?").temporal_neighbors
     assert around.enabled and around.radius == 3 and around.confidence >= 0.6

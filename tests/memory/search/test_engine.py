@@ -11,7 +11,7 @@ from memory.models import EdgeType, NodeKind
 from memory.records import Candidate
 from memory.retrieval import MEMFUSE_DEFAULT, RoundPlan, search
 from memory.search.config import GuardConfig
-from memory.search.plan import SeedQuotas, TimeWindow
+from memory.search.plan import CausalLinks, SeedQuotas, TimeWindow
 from memory.search.scoring import atomic_score
 
 from .fakes import FakeStore, make_event, unit
@@ -245,6 +245,35 @@ def test_causal_neighbour_enters_with_its_trace() -> None:
     cause = {c.node_id: c for c in result.candidates}["cause"]
     assert cause.score == pytest.approx(0.0 * 0.7 + 0.04)
     assert cause.trace.label() == "seed(dense:0) seed → ~causal"
+
+
+@pytest.mark.parametrize(
+    ("direction", "confidence", "use_constraints", "reached"),
+    [
+        ("back", 0.8, True, {"cause"}),  # why …? the seed's cause, not its effect
+        ("forward", 0.8, True, {"effect"}),
+        ("none", 0.8, True, set()),
+        ("none", 0.5, True, {"cause", "effect"}),  # unsure: both ways, as without the plan's say
+        ("none", 0.8, False, {"cause", "effect"}),  # constraints off (memfuse_no_rc)
+    ],
+)
+def test_the_plans_causal_links_decide_which_causal_neighbours_enter(
+    direction: str, confidence: float, use_constraints: bool, reached: set[str]
+) -> None:
+    store = FakeStore()
+    store.set_query("q", unit(1, 0, 0, 0))
+    store.put_event(make_event("seed", "2025-01-01T10:00"), unit(1, 0, 0, 0))
+    store.put_event(make_event("cause", "2025-01-01T09:00"), unit(0, 1, 0, 0))
+    store.put_event(make_event("effect", "2025-01-01T11:00"), unit(0, 0, 1, 0))
+    store.link("cause", "seed", EdgeType.CAUSAL)
+    store.link("seed", "effect", EdgeType.CAUSAL)
+    plan = RoundPlan(
+        focus="q",
+        causal_links=CausalLinks(direction=direction, confidence=confidence),  # type: ignore[arg-type]
+    )
+    config = NO_GUARD.with_(use_bm25=False, dense_per_query=1, use_constraints=use_constraints)
+    found = {c.node_id for c in search(store, plan, config).candidates}
+    assert found - {"seed"} == reached
 
 
 def test_bad_input_raises_typed_errors(pack_store: FakeStore) -> None:

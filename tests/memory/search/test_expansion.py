@@ -19,6 +19,7 @@ from memory.records import ExpansionTrace
 from memory.search.cache import StoreCache
 from memory.search.config import MEMFUSE_DEFAULT, SearchConfig
 from memory.search.expansion import Expander, _extended_kind, expand, extend, root_trace
+from memory.search.plan import CausalDirection
 from memory.search.rrf import Seed
 
 from .fakes import FakeStore, make_event, unit
@@ -85,6 +86,27 @@ def test_atomic_seed_walks_causal_edges_both_ways(store: FakeStore) -> None:
     assert hops(traces["c"]) == [("causal", "c", True)]  # stored c -> a, walked against it
     assert hops(traces["d"]) == [("causal", "b", False), ("causal", "d", False)]
     assert traces["d"].distance == 2 and traces["d"].seed_id == "a"
+
+
+def test_the_plans_causal_direction_picks_which_causal_edges_are_walked(store: FakeStore) -> None:
+    """`CausalLinks`: back walks from the seed to its causes (and theirs), forward to its
+    effects (and theirs), none walks no causal edge; semantic edges are walked as always."""
+
+    def reached(direction: str) -> set[str]:
+        seeds = [Seed("a", 0.01, ("dense:0",))]
+        traces = expand(StoreCache(store), seeds, MEMFUSE_DEFAULT, direction)  # type: ignore[arg-type]
+        return set(traces) & {"b", "c", "d", "s_hi"}
+
+    assert reached("both") == {"b", "c", "d", "s_hi"}
+    assert reached("back") == {"c", "s_hi"}  # c ──▶ a: a's cause; b and d are its effects
+    assert reached("forward") == {"b", "d", "s_hi"}
+    assert reached("none") == {"s_hi"}
+    # from the end of a chain, back reaches two causes up within the hop limit
+    back_from_d = expand(
+        StoreCache(store), [Seed("d", 0.01, ("dense:0",))], MEMFUSE_DEFAULT, "back"
+    )
+    assert hops(back_from_d["a"]) == [("causal", "b", True), ("causal", "a", True)]
+    assert "x" not in back_from_d
 
 
 def test_hop_limit_is_respected(store: FakeStore) -> None:
@@ -200,6 +222,7 @@ class EagerExpander(Expander):
 
 
 NODES = [f"n{i}" for i in range(9)]
+DIRECTIONS: list[CausalDirection] = ["both", "back", "forward", "none"]
 graphs = st.tuples(
     st.lists(
         st.tuples(
@@ -224,6 +247,7 @@ graphs = st.tuples(
     max_expanded=st.integers(2, 30),
     budget=st.integers(0, 3),
     leaves=st.booleans(),
+    direction=st.sampled_from(DIRECTIONS),
 )
 def test_lazy_traces_change_nothing_the_walk_finds(
     graph: tuple[list[tuple[str, str, EdgeType, float]], list[list[str]]],
@@ -232,18 +256,11 @@ def test_lazy_traces_change_nothing_the_walk_finds(
     max_expanded: int,
     budget: int,
     leaves: bool,
+    direction: CausalDirection,
 ) -> None:
-    """Whatever the graph and limits, the walk keeps the same best trace per node, in the
-    same order, as one that builds and offers every trace."""
-    edges, packs = graph
-    store = FakeStore()
-    for hour, name in enumerate(NODES):
-        store.put_event(make_event(name, f"2025-01-01T{hour:02d}:00"), unit(1, 0, 0, 0))
-    for src, dst, edge_type, weight in edges:
-        if src != dst:
-            store.link(src, dst, edge_type, weight=weight)
-    for n, members in enumerate(packs):
-        store.put_fused_with_vector(f"fused_{n}", "pack", members, unit(1, 0, 0, 0))
+    """Whatever the graph, limits and causal direction, the walk keeps the same best trace
+    per node, in the same order, as one that builds and offers every trace."""
+    store = _graph_store(*graph)
     seeds = [s for s in seeds if store.has_node(s)]
     config = MEMFUSE_DEFAULT.with_(
         max_hops=max_hops,
@@ -252,9 +269,49 @@ def test_lazy_traces_change_nothing_the_walk_finds(
         semantic_leaves=leaves,
     )
     roots = [Seed(s, 0.01, ("dense:0",)) for s in seeds]
-    lazy = Expander(StoreCache(store), config).run(roots)
-    eager = EagerExpander(StoreCache(store), config).run(roots)
+    lazy = Expander(StoreCache(store), config, direction).run(roots)
+    eager = EagerExpander(StoreCache(store), config, direction).run(roots)
     assert list(lazy.items()) == list(eager.items())
+
+
+def _graph_store(
+    edges: list[tuple[str, str, EdgeType, float]], packs: list[list[str]]
+) -> FakeStore:
+    store = FakeStore()
+    for hour, name in enumerate(NODES):
+        store.put_event(make_event(name, f"2025-01-01T{hour:02d}:00"), unit(1, 0, 0, 0))
+    for src, dst, edge_type, weight in edges:
+        if src != dst:
+            store.link(src, dst, edge_type, weight=weight)
+    for n, members in enumerate(packs):
+        store.put_fused_with_vector(f"fused_{n}", "pack", members, unit(1, 0, 0, 0))
+    return store
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    graph=graphs,
+    seeds=st.lists(st.sampled_from(NODES), min_size=1, max_size=3, unique=True),
+    direction=st.sampled_from(DIRECTIONS),
+)
+def test_every_causal_step_goes_the_way_the_plan_asks(
+    graph: tuple[list[tuple[str, str, EdgeType, float]], list[list[str]]],
+    seeds: list[str],
+    direction: CausalDirection,
+) -> None:
+    """back: every causal step is walked against the stored edge (effect to cause); forward:
+    along it; none: no causal step at all; and whatever one way reaches, both ways reach too
+    (the pool is not capped here)."""
+    store = _graph_store(*graph)
+    config = MEMFUSE_DEFAULT.with_(max_expanded=400)
+    roots = [Seed(s, 0.01, ("dense:0",)) for s in seeds]
+    traces = expand(StoreCache(store), roots, config, direction)
+    steps = [step for trace in traces.values() for step in trace.path if step.edge == C]
+    if direction == "none":
+        assert steps == []
+    elif direction != "both":
+        assert all(step.reverse == (direction == "back") for step in steps)
+    assert set(traces) <= set(expand(StoreCache(store), roots, config, "both"))
 
 
 def test_a_visited_node_still_takes_a_better_trace_at_the_same_distance() -> None:
