@@ -122,6 +122,25 @@ class CausalLinks(BaseModel):
     direction: CausalDirection = "both"
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
 
+    @field_validator("direction", mode="before")
+    @classmethod
+    def _direction(cls, value: object) -> str:
+        """An LLM planner's wording of a direction ("backward", "to the effects") read as one;
+        anything unreadable as both ways (what the walk did before), never a rejected plan."""
+        word = "" if value is None else str(value).strip().lower()
+        for direction, cues in _DIRECTION_CUES:
+            if any(cue in word for cue in cues):
+                return direction
+        return "both"
+
+
+_DIRECTION_CUES: tuple[tuple[CausalDirection, tuple[str, ...]], ...] = (
+    ("both", ("both",)),
+    ("none", ("none", "no ", "off", "neither")),
+    ("back", ("back", "cause", "earlier")),
+    ("forward", ("forward", "effect", "consequence", "later")),
+)
+
 
 class EvidencePivot(BaseModel):
     """Search from what the evidence found so far says, not from the question's words alone.

@@ -323,6 +323,25 @@ def test_llm_planner_returns_a_typed_plan_from_the_same_inputs() -> None:
     assert "most recent such day at or before" in prompt
 
 
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [("back", "back"), ("backward", "back"), ("to the effects", "forward"), ("none", "none")]
+    + [("sideways", "both"), (None, "both")],
+)
+def test_an_llm_plans_causal_direction_is_read_leniently(said: object, read: str) -> None:
+    """A wording the schema does not list is read as the nearest direction, or both ways (as
+    before the constraint); the plan is never rejected for it."""
+    answer = {
+        "focus": "why did David wake up",
+        "causal_links": {"direction": said, "confidence": 0.8},
+    }
+    lm = DummyLM([{"plan": json.dumps(answer)}])
+    inputs = planner_inputs("Why did I wake up?", WED, "David", PEOPLE, DEVICES, [], [])
+    with dspy.context(lm=lm):
+        plan = RoundPlanner()(**inputs).plan
+    assert plan.causal_links.direction == read and plan.causal_links.confidence == 0.8
+
+
 def test_signature_fields_are_the_documented_ones() -> None:
     assert list(PlanRetrievalRound.input_fields) == [
         "question",
