@@ -9,7 +9,7 @@ a per-call cache that batches event and vector reads.
 from __future__ import annotations
 
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -68,7 +68,9 @@ def run_search(
         else {}
     )
     seeds = fuse_lists(lists, config.rrf_k, config.seed_pool, _list_weights(plan, config))
-    traces = expand(cache, seeds, config, causal_direction(plan, config))
+    traces = expand(
+        cache, seeds, config, causal_direction(plan, config), walks_semantic(window, config)
+    )
 
     scorer = Scorer(
         cache,
@@ -138,6 +140,14 @@ def causal_direction(plan: RoundPlan, config: SearchConfig) -> CausalDirection:
     """The plan's `causal_links` direction when honoured, else both ways (as before it)."""
     links = plan.causal_links
     return links.direction if confident(links.confidence, config) else "both"
+
+
+def walks_semantic(window: Window | None, config: SearchConfig) -> bool:
+    """Semantic edges are walked unless the confident window lies within one day
+    (`SearchConfig.semantic_in_day_windows`)."""
+    if window is None or config.semantic_in_day_windows:
+        return True
+    return window[1] - window[0] > timedelta(days=1)
 
 
 def applied_confidence(plan: RoundPlan, config: SearchConfig) -> float:

@@ -5,7 +5,8 @@ the rest. Policy by seed type (paper, "Typed Graph Expansion"):
 
 - atomic seed: breadth-first over causal edges (both directions, or only toward causes or
   effects as the plan's ``causal_links`` asks, or none) and semantic edges of weight ≥ the
-  threshold, up to ``max_hops`` such hops; a semantic hop ends its path
+  threshold (none for a window within one day, ``semantic_in_day_windows``), up to
+  ``max_hops`` such hops; a semantic hop ends its path
   (``semantic_leaves``: the walk goes on from causal neighbours only); from the seed itself
   and from an event one causal hop away, belong edges lead to the fused nodes holding
   them, and such a fused node exposes its members;
@@ -117,10 +118,17 @@ class TracePool:
 class Expander:
     """Walks the typed graph from the seeds for one search call."""
 
-    def __init__(self, cache: StoreCache, config: SearchConfig, causal: CausalDirection = "both"):
+    def __init__(
+        self,
+        cache: StoreCache,
+        config: SearchConfig,
+        causal: CausalDirection = "both",
+        semantic: bool = True,
+    ):
         self.cache = cache
         self.config = config
         self.causal = causal
+        self.semantic = semantic
         self.pool = TracePool(config)
         self._exposed: dict[str, int] = {}  # fused node -> distance its members were exposed from
 
@@ -187,6 +195,8 @@ class Expander:
                     hops,
                     reverse=reverse,
                 )
+            if not self.semantic:
+                continue
             semantic_kind = _extended_kind(trace, EdgeType.SEMANTIC)
             for other, _weight in self.cache.semantic(node, config.semantic_threshold):
                 fused = is_fused_id(other)
@@ -257,8 +267,13 @@ def _extended_kind(trace: ExpansionTrace, edge: EdgeType) -> str:
 
 
 def expand(
-    cache: StoreCache, seeds: list[Seed], config: SearchConfig, causal: CausalDirection = "both"
+    cache: StoreCache,
+    seeds: list[Seed],
+    config: SearchConfig,
+    causal: CausalDirection = "both",
+    semantic: bool = True,
 ) -> dict[str, ExpansionTrace]:
     """Candidate id → best expansion trace, seeds included (only seeds when use_graph is off);
-    `causal`: which way causal edges are walked (`CausalLinks`)."""
-    return Expander(cache, config, causal).run(seeds)
+    `causal`: which way causal edges are walked (`CausalLinks`); `semantic`: whether semantic
+    edges are (`SearchConfig.semantic_in_day_windows`)."""
+    return Expander(cache, config, causal, semantic).run(seeds)

@@ -276,6 +276,39 @@ def test_the_plans_causal_links_decide_which_causal_neighbours_enter(
     assert found - {"seed"} == reached
 
 
+@pytest.mark.parametrize(
+    ("span", "in_day_windows", "walked"),
+    [
+        (None, False, True),  # no time phrase: the same record on another day may be news
+        ((date(2025, 1, 2), date(2025, 1, 2)), False, False),  # one day: not walked
+        ((date(2025, 1, 1), date(2025, 1, 3)), False, True),  # several days: walked
+        ((date(2025, 1, 2), date(2025, 1, 2)), True, True),  # the knob on: walked as before
+    ],
+)
+def test_semantic_edges_are_not_walked_for_a_window_within_one_day(
+    span: tuple[date, date] | None, in_day_windows: bool, walked: bool
+) -> None:
+    store = FakeStore()
+    store.set_query("q", unit(1, 0, 0, 0))
+    store.put_event(make_event("seed", "2025-01-02T10:00"), unit(1, 0, 0, 0))
+    store.put_event(make_event("alike", "2025-01-01T10:00"), unit(0, 1, 0, 0))
+    store.put_event(make_event("cause", "2025-01-02T09:00"), unit(0, 0, 1, 0))
+    store.link("seed", "alike", EdgeType.SEMANTIC, weight=0.95)
+    store.link("cause", "seed", EdgeType.CAUSAL)
+    when = (
+        TimeWindow(enabled=True, date=span[0], end_date=span[1], confidence=0.9)
+        if span
+        else TimeWindow()
+    )
+    plan = RoundPlan(focus="q", time_window=when)
+    config = NO_GUARD.with_(
+        use_bm25=False, dense_per_query=1, semantic_in_day_windows=in_day_windows
+    )
+    found = {c.node_id for c in search(store, plan, config).candidates}
+    assert ("alike" in found) == walked
+    assert "cause" in found  # causal edges follow the plan's causal_links (unset: both ways)
+
+
 def test_bad_input_raises_typed_errors(pack_store: FakeStore) -> None:
     with pytest.raises(InvalidQueryError):
         search(pack_store, "   ")

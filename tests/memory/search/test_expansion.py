@@ -109,6 +109,12 @@ def test_the_plans_causal_direction_picks_which_causal_edges_are_walked(store: F
     assert "x" not in back_from_d
 
 
+def test_semantic_edges_can_be_left_unwalked(store: FakeStore) -> None:
+    seeds = [Seed("a", 0.01, ("dense:0",))]
+    traces = expand(StoreCache(store), seeds, MEMFUSE_DEFAULT, "both", semantic=False)
+    assert "s_hi" not in traces and {"b", "c", "d"} <= set(traces)
+
+
 def test_hop_limit_is_respected(store: FakeStore) -> None:
     assert "x" not in run(store, ["a"])  # three causal hops away
     one_hop = run(store, ["a"], MEMFUSE_DEFAULT.with_(max_hops=1))
@@ -248,6 +254,7 @@ graphs = st.tuples(
     budget=st.integers(0, 3),
     leaves=st.booleans(),
     direction=st.sampled_from(DIRECTIONS),
+    semantic=st.booleans(),
 )
 def test_lazy_traces_change_nothing_the_walk_finds(
     graph: tuple[list[tuple[str, str, EdgeType, float]], list[list[str]]],
@@ -257,8 +264,9 @@ def test_lazy_traces_change_nothing_the_walk_finds(
     budget: int,
     leaves: bool,
     direction: CausalDirection,
+    semantic: bool,
 ) -> None:
-    """Whatever the graph, limits and causal direction, the walk keeps the same best trace
+    """Whatever the graph, limits and edges walked, the walk keeps the same best trace
     per node, in the same order, as one that builds and offers every trace."""
     store = _graph_store(*graph)
     seeds = [s for s in seeds if store.has_node(s)]
@@ -269,8 +277,8 @@ def test_lazy_traces_change_nothing_the_walk_finds(
         semantic_leaves=leaves,
     )
     roots = [Seed(s, 0.01, ("dense:0",)) for s in seeds]
-    lazy = Expander(StoreCache(store), config, direction).run(roots)
-    eager = EagerExpander(StoreCache(store), config, direction).run(roots)
+    lazy = Expander(StoreCache(store), config, direction, semantic).run(roots)
+    eager = EagerExpander(StoreCache(store), config, direction, semantic).run(roots)
     assert list(lazy.items()) == list(eager.items())
 
 
