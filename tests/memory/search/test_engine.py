@@ -235,12 +235,22 @@ def test_a_question_time_hides_later_events(two_days: FakeStore) -> None:
     assert set(search(two_days, "walk", MEMFUSE_DEFAULT).event_ids()) >= {"d2_best", "d2_good"}
 
 
-def test_causal_neighbour_enters_with_its_trace() -> None:
+def linked(events: dict[str, str], links: list[tuple[str, str, EdgeType]]) -> FakeStore:
+    """Query "q" = (1,0,0,0); the first event matches it, each other one its own axis."""
     store = FakeStore()
     store.set_query("q", unit(1, 0, 0, 0))
-    store.put_event(make_event("seed", "2025-01-01T10:00"), unit(1, 0, 0, 0))
-    store.put_event(make_event("cause", "2025-01-01T09:00"), unit(0, 1, 0, 0))
-    store.link("cause", "seed", EdgeType.CAUSAL)
+    for axis, (name, when) in enumerate(events.items()):
+        store.put_event(make_event(name, when), unit(*[1 if i == axis else 0 for i in range(4)]))
+    for src, dst, edge_type in links:
+        store.link(src, dst, edge_type, weight=0.95)
+    return store
+
+
+def test_causal_neighbour_enters_with_its_trace() -> None:
+    store = linked(
+        {"seed": "2025-01-01T10:00", "cause": "2025-01-01T09:00"},
+        [("cause", "seed", EdgeType.CAUSAL)],
+    )
     result = search(store, "q", MEMFUSE_DEFAULT.with_(use_bm25=False, dense_per_query=1))
     cause = {c.node_id: c for c in result.candidates}["cause"]
     assert cause.score == pytest.approx(0.0 * 0.7 + 0.04)
@@ -260,13 +270,10 @@ def test_causal_neighbour_enters_with_its_trace() -> None:
 def test_the_plans_causal_links_decide_which_causal_neighbours_enter(
     direction: str, confidence: float, use_constraints: bool, reached: set[str]
 ) -> None:
-    store = FakeStore()
-    store.set_query("q", unit(1, 0, 0, 0))
-    store.put_event(make_event("seed", "2025-01-01T10:00"), unit(1, 0, 0, 0))
-    store.put_event(make_event("cause", "2025-01-01T09:00"), unit(0, 1, 0, 0))
-    store.put_event(make_event("effect", "2025-01-01T11:00"), unit(0, 0, 1, 0))
-    store.link("cause", "seed", EdgeType.CAUSAL)
-    store.link("seed", "effect", EdgeType.CAUSAL)
+    store = linked(
+        {"seed": "2025-01-01T10:00", "cause": "2025-01-01T09:00", "effect": "2025-01-01T11:00"},
+        [("cause", "seed", EdgeType.CAUSAL), ("seed", "effect", EdgeType.CAUSAL)],
+    )
     plan = RoundPlan(
         focus="q",
         causal_links=CausalLinks(direction=direction, confidence=confidence),  # type: ignore[arg-type]
@@ -288,13 +295,10 @@ def test_the_plans_causal_links_decide_which_causal_neighbours_enter(
 def test_semantic_edges_are_not_walked_for_a_window_within_one_day(
     span: tuple[date, date] | None, in_day_windows: bool, walked: bool
 ) -> None:
-    store = FakeStore()
-    store.set_query("q", unit(1, 0, 0, 0))
-    store.put_event(make_event("seed", "2025-01-02T10:00"), unit(1, 0, 0, 0))
-    store.put_event(make_event("alike", "2025-01-01T10:00"), unit(0, 1, 0, 0))
-    store.put_event(make_event("cause", "2025-01-02T09:00"), unit(0, 0, 1, 0))
-    store.link("seed", "alike", EdgeType.SEMANTIC, weight=0.95)
-    store.link("cause", "seed", EdgeType.CAUSAL)
+    store = linked(
+        {"seed": "2025-01-02T10:00", "alike": "2025-01-01T10:00", "cause": "2025-01-02T09:00"},
+        [("seed", "alike", EdgeType.SEMANTIC), ("cause", "seed", EdgeType.CAUSAL)],
+    )
     when = (
         TimeWindow(enabled=True, date=span[0], end_date=span[1], confidence=0.9)
         if span
