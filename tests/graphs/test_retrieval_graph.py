@@ -628,11 +628,27 @@ def test_the_pivot_round_finds_a_cause_on_another_device(smoke_store: MemoryStor
     single = retrieve(smoke_store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
     assert "o1" not in single.event_ids
     full = retrieve(smoke_store, question, options=MEMFUSE, **asked)
-    assert full.round == 2
     assert full.plans[1].pivot.enabled and "s1" in full.plans[1].pivot.anchors
     assert "o1" in full.event_ids
     assert "o1" in full.added[1]  # the trace says which round found it
-    assert set(full.added[0]) | set(full.added[1]) == set(full.event_ids)
+    assert {i for added in full.added for i in added} == set(full.event_ids)
+
+
+def test_when_the_question_names_no_time_a_last_round_searches_the_evidences_day(
+    smoke_store: MemoryStore,
+) -> None:
+    """ "Why did the smoke alarm sound?" names no day, but after the pivot most of the best
+    evidence falls on the 12th: a third round searches the question again over that day, from
+    three days before it (a why-question looks back), and then the twin stops."""
+    asked = {"question_time": "2026-05-13T09:00:00", "admin": True, "k": 5}
+    full = retrieve(smoke_store, "Why did the smoke alarm sound?", options=MEMFUSE, **asked)
+    assert full.round == 3 and "sufficient after round 3" in full.stop_reason
+    window = full.plans[2].time_window
+    assert window.bounds() == (datetime(2026, 5, 9), datetime(2026, 5, 12, 23, 59, 59))
+    assert not full.plans[2].pivot.enabled
+    assert full.plans[2].focus == full.plans[0].focus  # the question's own plan, dated
+    named = retrieve(smoke_store, "Why did the smoke alarm sound on the 12th?", **asked)
+    assert named.round == 2  # the question's own window: no evidence window
 
 
 def phone_week() -> list[tuple[Any, ...]]:

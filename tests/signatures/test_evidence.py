@@ -218,6 +218,58 @@ def test_once_a_pivot_ran_the_twin_stops_even_when_incomplete() -> None:
     assert result.next_plan is None
 
 
+UNDATED = QUESTION_PLAN.model_copy(update={"time_window": TimeWindow()})
+
+
+def day_events(day: int, n: int, start: int = 0) -> list[EvidenceItem]:
+    return [
+        SLEEP.model_copy(
+            update={
+                "node_id": f"d{day}_{i}",
+                "timestamp": datetime(2026, 5, day, 7 + i),
+                "score": 0.9 - 0.01 * (start + i),
+            }
+        )
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "first", "last"),
+    [
+        ("How did I sleep?", date(2026, 5, 12), None),
+        ("Why did I sleep so badly?", date(2026, 5, 9), date(2026, 5, 12)),  # looks back
+        ("What happened afterwards?", date(2026, 5, 12), date(2026, 5, 14)),  # looks forward
+    ],
+)
+def test_after_the_pivot_an_undated_question_is_searched_on_its_evidences_day(
+    question: str, first: date, last: date | None
+) -> None:
+    """Three of the five best events on the 12th: the question, naming no time, is searched
+    again over that day (widened as the planner widens a named day for its direction)."""
+    evidence = [*day_events(12, 3), *day_events(10, 2, start=3)]
+    pivoted = pivot_plan(UNDATED, ["d12_0"])
+    inputs = judge_inputs(
+        question, WED, pivoted, ["q"], [UNDATED, pivoted], 2, 2, False, 20, evidence
+    )
+    plan = OfflineEvidenceJudge()(**inputs).next_plan
+    assert plan is not None and not plan.pivot.enabled
+    window = plan.time_window
+    assert (window.date, window.end_date) == (first, last)
+    assert window.confidence >= 0.6 and plan.seed.time_window_quota == 15
+    assert plan.model_copy(update={"time_window": TimeWindow(), "seed": UNDATED.seed}) == UNDATED
+    # once that round ran, or when the best evidence is spread over days, no further round
+    done = judge_inputs(
+        question, WED, plan, ["q"], [UNDATED, pivoted, plan], 3, 2, False, 20, evidence
+    )
+    assert OfflineEvidenceJudge()(**done).next_plan is None
+    spread = [*day_events(12, 2), *day_events(10, 2, start=2), *day_events(11, 1, start=4)]
+    inputs = judge_inputs(
+        question, WED, pivoted, ["q"], [UNDATED, pivoted], 2, 2, False, 20, spread
+    )
+    assert OfflineEvidenceJudge()(**inputs).next_plan is None
+
+
 def test_next_plan_targets_the_missing_facets_and_keeps_the_anchors() -> None:
     result = judge([summary(COFFEE), summary(RUN)], round_number=2)
     assert result.missing_facets == ["entity: watch_david", "keyword: sleep", "keyword: score"]
