@@ -251,7 +251,7 @@ def recurring_days(best: list[EvidenceItem], minutes: int) -> tuple[date, date] 
 
 def evidence_day(evidence: Sequence[EvidenceItem]) -> date | None:
     """The day at least `EVIDENCE_DAY_SHARE` of the best `EVIDENCE_DAY_EVENTS` events fall on
-    (the earliest such day on a tie), or None when the best evidence is spread out."""
+    (with 3 of 5, at most one day can), or None when the best evidence is spread out."""
     days = Counter(e.timestamp.date() for e in best_events(evidence, EVIDENCE_DAY_EVENTS))
     common = [day for day, n in days.items() if n >= EVIDENCE_DAY_SHARE]
     return min(common) if common else None
@@ -265,8 +265,9 @@ def evidence_window_plan(
 ) -> RoundPlan | None:
     """The question's plan again, inside the day its best evidence falls on — for a question
     that names no time (a why-question from `LOOK_BACK` before it, a what-followed one to
-    `LOOK_FORWARD` after, as the planner widens a named day). A question's own window, or one
-    already searched, is never replaced: None then, and when the evidence names no day.
+    `LOOK_FORWARD` after, as the planner widens a named day). A confident window of the
+    question's own, or one already searched, is never replaced: None then, and when the
+    evidence names no day.
 
     A question with a time phrase gets the window's seed list and prior from round 1; one
     without ("why did someone with a toolbox come?") often still asks about one moment, which
