@@ -280,13 +280,10 @@ def evidence_window_plan(
     direction = question_direction(question)
     first = day - LOOK_BACK if direction == "back" else day
     last = day + LOOK_FORWARD if direction == "forward" else day
-    window = TimeWindow(
-        enabled=True,
-        date=first,
-        start_time=WHOLE_DAY[0],
-        end_date=last if last != first else None,
-        end_time=WHOLE_DAY[1],
-        confidence=EVIDENCE_WINDOW_CONFIDENCE,
+    window = TimeWindow.spanning(
+        datetime.combine(first, WHOLE_DAY[0]),
+        datetime.combine(last, WHOLE_DAY[1]),
+        EVIDENCE_WINDOW_CONFIDENCE,
     )
     return question_plan.model_copy(
         update={"time_window": window, "seed": SeedQuotas(time_window_quota=EVIDENCE_WINDOW_QUOTA)}

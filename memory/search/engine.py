@@ -9,7 +9,7 @@ a per-call cache that batches event and vector reads.
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 
@@ -69,7 +69,7 @@ def run_search(
     )
     seeds = fuse_lists(lists, config.rrf_k, config.seed_pool, _list_weights(plan, config))
     traces = expand(
-        cache, seeds, config, causal_direction(plan, config), walks_semantic(window, config)
+        cache, seeds, config, causal_direction(plan, config), walks_semantic(plan, config)
     )
 
     scorer = Scorer(
@@ -142,12 +142,12 @@ def causal_direction(plan: RoundPlan, config: SearchConfig) -> CausalDirection:
     return links.direction if confident(links.confidence, config) else "both"
 
 
-def walks_semantic(window: Window | None, config: SearchConfig) -> bool:
-    """Semantic edges are walked unless the confident window lies within one day
+def walks_semantic(plan: RoundPlan, config: SearchConfig) -> bool:
+    """Semantic edges are walked unless the honoured window lies within one day
     (`SearchConfig.semantic_in_day_windows`)."""
-    if window is None or config.semantic_in_day_windows:
+    if active_window(plan, config) is None or config.semantic_in_day_windows:
         return True
-    return window[1] - window[0] > timedelta(days=1)
+    return plan.time_window.over_days(config.constraint_confidence)
 
 
 def applied_confidence(plan: RoundPlan, config: SearchConfig) -> float:
