@@ -232,3 +232,33 @@ def test_a_views_vectors_are_its_vectors_one_by_one(store: MemoryStore) -> None:
         view.vectors(["e03", "e21"])  # observed after the time asked
     with pytest.raises(NodeNotFoundError):
         store.vectors(["e03", "nope"])
+
+
+@property_settings
+@given(
+    when=times,
+    first=st.integers(0, len(EVENTS) - 1),
+    span=st.integers(0, len(EVENTS)),
+    requester=st.sampled_from([None, "Ana"]),
+)
+def test_ids_a_view_listed_read_in_one_batch_and_others_are_still_checked(
+    store: MemoryStore, when: datetime, first: int, span: int, requester: str | None
+) -> None:
+    """A view trusts the ids it listed itself (a time window's events) for its batch reads,
+    so they read as the store's own; a batch with any id it did not list and may not show (an
+    event after the time asked, a pack with such a member, an unknown id) is refused as
+    before, whatever it listed."""
+    view = VisibleStore(store, requester, as_of=when)
+    start = EVENTS[first].timestamp
+    listed = view.events_between(start, start + timedelta(minutes=47 * span))
+    assert set(listed) <= known_at(when)
+    assert [e.event_id for e in view.get_events(listed)] == listed
+    if listed:
+        assert np.array_equal(view.vectors(listed), store.vectors(listed))
+    nodes = [e.event_id for e in EVENTS] + [f"fused_{n}" for n in range(0, 40, 8)] + ["nope"]
+    for hidden in (node for node in nodes if not view.may_see(node)):
+        with pytest.raises(NodeNotFoundError):
+            view.vectors([*listed, hidden])
+        if not hidden.startswith("fused_"):
+            with pytest.raises(NodeNotFoundError):
+                view.get_events([*listed, hidden])
