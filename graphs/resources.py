@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphs.context import Injected, RunContext
+from memory import heap
 from memory.access import request_view
 from memory.audit import AuditLog
 from memory.backends import backend_for
@@ -95,6 +96,8 @@ def shared_store(data_dir: Path | str, namespace: str, settings: MemFuseSettings
     """The process's store of (data dir, namespace), opened on first use and kept open."""
     with _LOCK:
         held = _open(data_dir, namespace, settings)
+        if not held.pinned:  # loaded for the life of the process: out of the collector's way
+            heap.settle()
         held.pinned = True
         return held.store
 
@@ -146,6 +149,7 @@ def close_stores() -> None:
         for held in _STORES.values():
             held.store.close()
         _STORES.clear()
+        heap.thaw()
 
 
 # --- the bundle --------------------------------------------------------------------------------

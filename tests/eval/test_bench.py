@@ -290,3 +290,27 @@ def test_a_build_is_cold_when_it_embedded_most_texts() -> None:
     assert cache_state(5, 10) == "cold"
     assert cache_state(4, 10) == "warm"
     assert cache_state(0, 0) == "warm"
+
+
+def test_questions_are_asked_of_a_settled_heap_and_it_is_thawed_after(tmp_path, monkeypatch):
+    """Each store's questions run with what loading left frozen out of the collector's full
+    passes, as in a served process (`memory.heap`), and the bench hands it all back after."""
+    from memory import heap
+
+    seen: list[int] = []
+    plain = systems_module.SYSTEMS["hybrid"]
+
+    class Watched:
+        def __init__(self) -> None:
+            self.inner = plain()
+            self.name, self.ingest_mode = self.inner.name, self.inner.ingest_mode
+
+        def retrieve(self, store, question, k):
+            seen.append(heap.frozen())
+            return self.inner.retrieve(store, question, k)
+
+    monkeypatch.setitem(systems_module.SYSTEMS, "hybrid", Watched)
+    heap.thaw()
+    _bench(write_tiny_bench(tmp_path / "tiny.json"), tmp_path, systems=["hybrid"])
+    assert seen and all(count > 0 for count in seen)
+    assert heap.frozen() == 0
