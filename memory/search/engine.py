@@ -59,11 +59,16 @@ def run_search(
     started = time.perf_counter()
     cache = StoreCache(store)
     window = active_window(plan, config)
-    query_vectors = _embed_queries(store, seed_queries(plan, config), config, window)
+    asked = question or plan.focus
+    query_vectors, asked_vector = _embed_queries(
+        store, seed_queries(plan, config), config, window, asked if config.guard.enabled else None
+    )
 
     lists = collect_seed_lists(cache, plan, config, query_vectors, window)
     guard_lists = (
-        unconstrained_lists(store, question or plan.focus, config.guard.depth, config.guard.lexical)
+        unconstrained_lists(
+            store, asked, config.guard.depth, config.guard.lexical, vector=asked_vector
+        )
         if config.guard.enabled
         else {}
     )
@@ -187,19 +192,29 @@ def _guarded(
 
 
 def _embed_queries(
-    store: MemoryStoreAPI, queries: list[str], config: SearchConfig, window: Window | None
-) -> np.ndarray | None:
-    """Query vectors, or None when nothing reads them (the BM25 baseline never embeds); with
-    `hub_penalty`, less that share of the memory's mean event vector (`memory.search.hubs`)."""
+    store: MemoryStoreAPI,
+    queries: list[str],
+    config: SearchConfig,
+    window: Window | None,
+    asked: str | None = None,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The plan's query vectors, or None when nothing reads them (the BM25 baseline never
+    embeds); with `hub_penalty`, less that share of the memory's mean event vector
+    (`memory.search.hubs`). With `asked` (the guard's words), also their plain vector, from
+    the same call: one look-up of the embedding cache a round instead of two."""
     needed = (
         config.use_dense
         or config.rank_by == "fusion_score"
         or (config.use_temporal and window is not None)
     )
+    texts = [*(queries if needed else []), *([asked] if asked is not None else [])]
+    if not texts:
+        return None, None
+    vectors = np.atleast_2d(np.asarray(store.embed_queries(texts), dtype=np.float32))
+    asked_vector = vectors[-1] if asked is not None else None
     if not needed:
-        return None
-    vectors = np.atleast_2d(np.asarray(store.embed_queries(queries), dtype=np.float32))
-    return hub_corrected(store, vectors, config.hub_penalty)
+        return None, asked_vector
+    return hub_corrected(store, vectors[: len(queries)], config.hub_penalty), asked_vector
 
 
 def _coverage_dimensions(plan: RoundPlan, config: SearchConfig) -> list[str]:

@@ -117,12 +117,17 @@ def collect_seed_lists(
 
 
 def unconstrained_lists(
-    store: MemoryStoreAPI, question: str, depth: int, lexical: bool = True
+    store: MemoryStoreAPI,
+    question: str,
+    depth: int,
+    lexical: bool = True,
+    vector: np.ndarray | None = None,
 ) -> dict[str, list[str]]:
     """The guard's lists: the question's `depth` best dense events and, with `lexical`, its
     BM25L events — the `hybrid` baseline's lists (the dense one alone is `naive_rag`'s),
-    untouched by any plan."""
-    vector = np.asarray(store.embed_queries([question]), dtype=np.float32)[0]
+    untouched by any plan. `vector`: the question's plain vector, when the caller has it."""
+    if vector is None:
+        vector = np.asarray(store.embed_queries([question]), dtype=np.float32)[0]
     dense = store.dense_search(vector, depth, kind=NodeKind.EVENT)
     lists = {f"{DENSE_PREFIX}:0": [node_id for node_id, _ in dense]}
     if lexical:
