@@ -53,6 +53,8 @@ def _normalise(question: str) -> tuple[str, str]:
     """Whitespace folded and curly apostrophes straightened; also its same-length lowercase."""
     text = " ".join(question.replace("\u2019", "'").replace("\u2018", "'").split())
     text = _ISO_T.sub(r"\1 \2", text)  # 2026-05-12T14:30: the date, then a clock time
+    if text.isascii():  # every character lowercases to one: the string's own lower()
+        return text, text.lower()
     lower = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     return text, lower
 

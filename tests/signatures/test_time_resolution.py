@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import date, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory.search.plan import TimeWindow
 from signatures.time_resolution import (
@@ -23,6 +25,7 @@ from signatures.time_resolution import (
     strip_time_expressions,
     window_is_full_day,
 )
+from signatures.time_resolution.scan import _normalise
 
 WED = datetime(2026, 5, 13, 15, 0)  # a Wednesday afternoon
 MON = datetime(2026, 5, 11, 9, 30)  # a Monday morning
@@ -317,3 +320,14 @@ def test_full_day_detection() -> None:
 )
 def test_strip_time_expressions_keeps_meals_and_counts(question: str, stripped: str) -> None:
     assert strip_time_expressions(question) == stripped
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from("aZ 7:'\u2019\u0130\u03a3\u00dfStMay-T")))
+def test_the_scanned_lowercase_keeps_every_offset(text: str) -> None:
+    """The lowercase copy the scan matches against is as long as the text it reports offsets
+    into, character for character, ASCII or not (`İ` lowercases to two characters, `Σ` to a
+    different one at a word's end when the whole string is lowered)."""
+    original, lower = _normalise(text)
+    assert len(lower) == len(original)
+    assert lower == "".join(c.lower() if len(c.lower()) == 1 else c for c in original)
