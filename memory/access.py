@@ -42,6 +42,7 @@ from memory.models import (
     is_fused_id,
     links_weighing,
 )
+from memory.moments import Moments
 from memory.read_request import ReadRequest
 from memory.store_api import MemoryStoreAPI, StoreStats
 from memory.temporal_index import key_span
@@ -401,6 +402,32 @@ class VisibleStore:
             ("lexical", query, n, kind, between),
             lambda: self._widened(lambda m: self.store.lexical_search(query, m, kind, window), n),
         )
+
+    def moment_search(
+        self, query_vector: np.ndarray, n: int, as_of: datetime | None = None
+    ) -> list[tuple[str, float]]:
+        """The store's `moment_search` as this reader reads it: at the view's time (or the
+        earlier `as_of`), only events they may see. Both turns of a moment have one
+        visibility (`memory.moments`): a moment is visible exactly when its turn is."""
+        vector = np.asarray(query_vector)
+        cut = self.as_of if as_of is None or (self.as_of and self.as_of < as_of) else as_of
+        return self._remembered(
+            ("moments", vector.dtype.str, vector.tobytes(), n, cut),
+            lambda: self._widened(lambda m: self.store.moment_search(vector, m, cut), n),
+        )
+
+    def moment_cosines(
+        self, query_vectors: np.ndarray, node_ids: Sequence[str]
+    ) -> dict[str, float]:
+        moments = self._moments()
+        if moments is None:
+            return {}
+        visible = [i for i in node_ids if i in moments.rows and self.may_see(i)]
+        return moments.cosines(np.asarray(query_vectors), visible, self.as_of)
+
+    def _moments(self) -> Moments | None:
+        read = getattr(self.store, "moments", None)
+        return read() if callable(read) else None
 
     def _cut(
         self, between: tuple[datetime, datetime] | None

@@ -456,6 +456,12 @@ def embedding_cache(data_dir: Path) -> Path:
     return Path(data_dir) / "embeddings.sqlite"
 
 
+def uncached(embedder: Embedder) -> Embedder:
+    """The model under any on-disk cache: for derived texts that must leave no trace on disk
+    (`memory.moments`: a forgotten turn's words must not stay cached inside its moments)."""
+    return embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
+
+
 def make_embedder(config: EmbeddingConfig, default_cache_path: Path | None = None) -> Embedder:
     """Build the configured embedder, cached at config.cache_path or else default_cache_path."""
     inner: Embedder

@@ -169,6 +169,18 @@ class MemoryStoreAPI(Protocol):
         """BM25L over the same texts; only positive scores, best first; `between` keeps the
         nodes whose time span meets it (scored against the whole memory all the same)."""
 
+    def moment_search(
+        self, query_vector: np.ndarray, n: int, as_of: datetime | None = None
+    ) -> list[tuple[str, float]]:
+        """The `n` best events read by their moments (`memory.moments`): a dialogue turn
+        that has a moment by its moments, any other event by its cosine; as a reader at
+        `as_of` reads them. Empty when the memory holds no moment."""
+
+    def moment_cosines(
+        self, query_vectors: np.ndarray, node_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """The moment scores of those of `node_ids` that have a moment."""
+
     def term_rarity(self, text: str) -> dict[str, float]:
         """Each distinct token of `text` (the lexical index's tokenizer) and its idf there."""
 

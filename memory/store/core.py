@@ -20,11 +20,12 @@ import numpy as np
 
 from memory.backends.base import BaseDatabase
 from memory.edge_store import EdgeStore
-from memory.embeddings import CachedEmbedder, Embedder, l2_normalise
+from memory.embeddings import CachedEmbedder, Embedder, l2_normalise, uncached
 from memory.errors import ConfigurationError
 from memory.event_table import EventTable
 from memory.lexical_index import BM25Params, LexicalIndex
-from memory.models import Event, FusedNode, NodeKind
+from memory.models import Event, FusedNode, Modality, NodeKind
+from memory.moments import MomentBuilder, Moments
 from memory.temporal_index import TemporalIndex
 from memory.vector_index import VectorIndex
 from memory.visibility import derive as derive_visibility
@@ -59,6 +60,9 @@ class StoreCore:
         self._visibility: dict[str, str] = {}
         self._people: Counter[str] = Counter()
         self._devices: Counter[str] = Counter()
+        self._dialogue: set[str] = set()  # the dialogue turns: what `moments()` pairs
+        self._moments: tuple[tuple[int, int], Moments] | None = None
+        self._moment_builder = MomentBuilder(uncached(embedder).embed)
         self._bm25 = bm25
         self._lexical = LexicalIndex(bm25)
         self._temporal = TemporalIndex()
@@ -85,6 +89,7 @@ class StoreCore:
         fused: dict[str, FusedNode] = {}
         people: Counter[str] = Counter()
         devices: Counter[str] = Counter()
+        dialogue: set[str] = set()
         lexical, temporal = LexicalIndex(self._bm25), TemporalIndex()
         visibility = self._stored_visibility()
         rows = self._db.execute("SELECT fingerprint, body FROM events ORDER BY ts, event_id")
@@ -94,6 +99,8 @@ class StoreCore:
             fingerprints[event.event_id] = fingerprint
             devices[event.device] += 1
             people.update(set(event.characters))
+            if event.modality == Modality.DIALOGUE:
+                dialogue.add(event.event_id)
             temporal.add(event)
             lexical.add(
                 event.event_id,
@@ -109,7 +116,7 @@ class StoreCore:
             lexical.add(node.node_id, node.index_text(), NodeKind.FUSED, (node.start, node.end))
         self._events, self._fingerprints, self._fused = events, fingerprints, fused
         self._visibility = {i: visibility[i] for i in events}
-        self._people, self._devices = people, devices
+        self._people, self._devices, self._dialogue = people, devices, dialogue
         self._lexical, self._temporal = lexical, temporal
         self._loads += 1
 
@@ -235,6 +242,11 @@ class StoreCore:
         return None
 
     def _count_sources(self, event: Event, sign: int) -> None:
+        if event.modality == Modality.DIALOGUE:
+            if sign > 0:
+                self._dialogue.add(event.event_id)
+            else:
+                self._dialogue.discard(event.event_id)
         self._devices[event.device] += sign
         for person in set(event.characters):
             self._people[person] += sign

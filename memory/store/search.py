@@ -15,6 +15,7 @@ import numpy as np
 
 from memory.errors import NodeNotFoundError
 from memory.models import NodeKind
+from memory.moments import Moments
 from memory.store.events import EventLog
 from memory.store.packs import FusedPacks
 from memory.store.plans import PlanLog
@@ -59,6 +60,47 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         """Nearest nodes by cosine, best first. `between` keeps events inside the window and
         fused nodes whose [start, end] overlaps it."""
         return self._vectors.search(query_vector, n, kind, between)
+
+    def moments(self) -> Moments:
+        """The dialogue turns' moments (`memory.moments`), built once per generation of the
+        store: the first search after a write builds them (embedding only new moments)."""
+        generation = self.generation
+        held = self._moments
+        if held is not None and held[0] == generation:
+            return held[1]
+        with self._db.lock:
+            held = self._moments
+            if held is not None and held[0] == generation:
+                return held[1]
+            turns = self.get_events(sorted(self._dialogue))
+            built = self._moment_builder.build(turns, self.visibility_of, self.vectors)
+            self._moments = (generation, built)
+            return built
+
+    def moment_search(
+        self, query_vector: np.ndarray, n: int, as_of: datetime | None = None
+    ) -> list[tuple[str, float]]:
+        """The `n` best events read by their moments (`memory.moments`): a turn that has a
+        moment scored by its moments, any other event by its cosine, best first, ties by id;
+        as a reader at `as_of` reads them (events and moments after it left out). Empty
+        when the store holds no moment."""
+        moments = self.moments()
+        if not len(moments):
+            return []
+        vector = np.asarray(query_vector)
+        scores = dict(moments.top(vector, n, as_of))
+        if len(moments) < len(self._events):  # events without a moment: their own cosine
+            # at most len(moments) of the plain hits are turns with one: one search is enough
+            between = None if as_of is None else (datetime.min, as_of)
+            hits = self.dense_search(vector, n + len(moments), NodeKind.EVENT, between)
+            scores |= {i: s for i, s in hits if i not in moments.rows}
+        return sorted(scores.items(), key=lambda hit: (-hit[1], hit[0]))[:n]
+
+    def moment_cosines(
+        self, query_vectors: np.ndarray, node_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Moment scores of those of `node_ids` that have a moment (best over the queries)."""
+        return self.moments().cosines(np.asarray(query_vectors), node_ids, None)
 
     def prime_dense_search(
         self, query_vectors: np.ndarray, windows: Sequence[tuple[datetime, datetime] | None]
