@@ -110,7 +110,8 @@ def bench(
         None,
         "--systems",
         help="Comma-separated (default: naive_rag,bm25,hybrid,memfuse; with --suite also "
-        "memfuse_no_ar,memfuse_no_fusion). Missing baselines are added with --suite.",
+        "memfuse_no_ar,memfuse_no_fusion,memfuse_no_moments). Missing baselines are added "
+        "with --suite.",
     ),
     k: int = typer.Option(20, "-k", min=1),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Questions per scenario."),

@@ -60,6 +60,7 @@ from memory.formats.models import DatasetFormat
 REFERENCE = "best baseline"  # the best of eval.baseline.BASELINES, per source and category
 DEFAULT_SYSTEMS: tuple[str, ...] = (
     "naive_rag", "bm25", "hybrid", "memfuse", "memfuse_no_ar", "memfuse_no_fusion",
+    "memfuse_no_moments",
 )  # fmt: skip
 DEFAULT_SEEDS: tuple[int, ...] = (7, 11)
 HELD_OUT_SEED = 11  # never used for tuning

@@ -208,6 +208,7 @@ SYSTEMS: dict[str, Callable[[], BenchSystem]] = {
     "memfuse_no_rc": _controller("memfuse_no_rc"),
     "memfuse_no_graph": _controller("memfuse_no_graph"),
     "memfuse_no_fusion": _controller("memfuse_no_fusion"),
+    "memfuse_no_moments": _controller("memfuse_no_moments"),
     "memfuse_dense_guard": _controller("memfuse_dense_guard"),
     "memfuse_single_search": lambda: RecipeSystem(
         "memfuse_single_search", MEMFUSE_DEFAULT, "fused"

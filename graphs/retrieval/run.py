@@ -74,6 +74,7 @@ MEMFUSE_NO_AR = ControllerOptions(name="memfuse_no_ar", use_controller=False)  #
 MEMFUSE_NO_RC = ControllerOptions(name="memfuse_no_rc", use_constraints=False)  # queries only
 MEMFUSE_NO_GRAPH = ControllerOptions(name="memfuse_no_graph", recipe="memfuse_no_graph")
 MEMFUSE_NO_FUSION = ControllerOptions(name="memfuse_no_fusion", recipe="memfuse_no_fusion")
+MEMFUSE_NO_MOMENTS = ControllerOptions(name="memfuse_no_moments", recipe="memfuse_no_moments")
 # a variant, not an ablation: the guard's reserved slots from naive_rag's ranking (GuardConfig)
 MEMFUSE_DENSE_GUARD = ControllerOptions(name="memfuse_dense_guard", recipe="memfuse_dense_guard")
 
@@ -85,6 +86,7 @@ ABLATIONS: dict[str, ControllerOptions] = {
         MEMFUSE_NO_RC,
         MEMFUSE_NO_GRAPH,
         MEMFUSE_NO_FUSION,
+        MEMFUSE_NO_MOMENTS,
         MEMFUSE_DENSE_GUARD,
     )
 }

@@ -187,6 +187,17 @@ class SearchConfig(BaseModel):
     use_fused: bool = Field(
         default=True, description="Let fused nodes seed, expand and enter the context."
     )
+    use_moments: bool = Field(
+        default=True,
+        description="Read dialogue turns with the turns around them (`memory.moments`): each "
+        "query's dense list, the guard's lists (one more: the question's dense hits read so) "
+        "and every candidate's cosine score a turn by its moments. Fusion's second product, so "
+        "off with it (`memfuse_no_fusion`); `memfuse_no_moments` turns it off alone. On → off "
+        "(`memfuse bench --suite`, recall@20): conversation_dev 0.786 → 0.748, seed 11 0.463 → "
+        "0.459, seed 7, household_dev and household_dev2 the same (0.454, 0.899, 0.830). "
+        "With the guard's plain dense list replaced by the moment-read one (not kept beside "
+        "it) the conversations read 0.754 (temporary patch).",
+    )
     max_hops: int = Field(default=2, ge=0, description="Hop limit of the expansion.")
     semantic_leaves: bool = Field(
         default=True,
@@ -276,6 +287,7 @@ class SearchConfig(BaseModel):
 MEMFUSE_DEFAULT = SearchConfig()  # the full engine: the paper's parameters, seed pool tuned
 NAIVE_RAG = SearchConfig(  # dense top-k only: the "naive RAG" baseline
     name="naive_rag",
+    use_moments=False,
     hub_penalty=0.0,  # a baseline ranks by plain cosine
     use_bm25=False,
     use_temporal=False,
@@ -290,6 +302,7 @@ NAIVE_RAG = SearchConfig(  # dense top-k only: the "naive RAG" baseline
 )
 BM25_ONLY = SearchConfig(  # lexical BM25L top-k only
     name="bm25",
+    use_moments=False,
     hub_penalty=0.0,  # a baseline ranks by plain cosine
     use_dense=False,
     use_temporal=False,
@@ -303,6 +316,7 @@ BM25_ONLY = SearchConfig(  # lexical BM25L top-k only
 )
 HYBRID_RRF = SearchConfig(  # dense + BM25L fused by RRF, no graph
     name="hybrid",
+    use_moments=False,
     hub_penalty=0.0,  # a baseline ranks by plain cosine
     use_temporal=False,
     use_rewrites=False,
@@ -316,8 +330,9 @@ HYBRID_RRF = SearchConfig(  # dense + BM25L fused by RRF, no graph
 )
 MEMFUSE_NO_GRAPH = SearchConfig(name="memfuse_no_graph", use_graph=False)  # no edge traversal
 MEMFUSE_NO_FUSION = SearchConfig(
-    name="memfuse_no_fusion", use_fused=False
-)  # fused nodes ignored, edges kept
+    name="memfuse_no_fusion", use_fused=False, use_moments=False
+)  # fused nodes and moments ignored, edges kept
+MEMFUSE_NO_MOMENTS = SearchConfig(name="memfuse_no_moments", use_moments=False)  # packs only
 MEMFUSE_DENSE_GUARD = SearchConfig(  # the guard's reserved slots ranked by dense hits alone
     name="memfuse_dense_guard", guard=GuardConfig(lexical=False)
 )
@@ -331,6 +346,7 @@ RECIPES: dict[str, SearchConfig] = {
         HYBRID_RRF,
         MEMFUSE_NO_GRAPH,
         MEMFUSE_NO_FUSION,
+        MEMFUSE_NO_MOMENTS,
         MEMFUSE_DENSE_GUARD,
     )
 }

@@ -67,7 +67,12 @@ def run_search(
     lists = collect_seed_lists(cache, plan, config, query_vectors, window)
     guard_lists = (
         unconstrained_lists(
-            store, asked, config.guard.depth, config.guard.lexical, vector=asked_vector
+            store,
+            asked,
+            config.guard.depth,
+            config.guard.lexical,
+            vector=asked_vector,
+            moments=config.use_moments,
         )
         if config.guard.enabled
         else {}

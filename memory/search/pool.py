@@ -89,6 +89,8 @@ class Scorer:
         if self.query_vectors is not None and missing:
             cosines = max_cosines(self.query_vectors, self.cache.vectors(missing))
             self._cosines.update(zip(missing, (float(c) for c in cosines)))
+            if self.config.use_moments:  # a dialogue turn scores by its moments
+                self._cosines.update(self.cache.store.moment_cosines(self.query_vectors, missing))
 
     # --- scores ---
     def _score(

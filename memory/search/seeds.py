@@ -33,6 +33,7 @@ Window = tuple[datetime, datetime]
 
 DENSE_PREFIX = "dense"
 BM25_LIST = "bm25"
+MOMENT_LIST = f"{DENSE_PREFIX}:moments"  # the guard's dense hits read with their moments
 TEMPORAL_LIST = "temporal"
 PACK_LIST = f"{DENSE_PREFIX}:packs"
 
@@ -59,10 +60,27 @@ def seed_queries(plan: RoundPlan, config: SearchConfig) -> list[str]:
 
 
 def dense_list(
-    cache: StoreCache, vector: np.ndarray, depth: int, kind: NodeKind = NodeKind.EVENT
+    cache: StoreCache,
+    vector: np.ndarray,
+    depth: int,
+    kind: NodeKind = NodeKind.EVENT,
+    moments: bool = False,
 ) -> list[str]:
-    """One query's `depth` best dense hits of one node kind."""
+    """One query's `depth` best dense hits of one node kind; with `moments`, events read
+    with their moments where the store holds any (`moment_read`)."""
+    if moments and kind == NodeKind.EVENT:
+        read = moment_read(cache.store, vector, depth)
+        if read is not None:
+            return read
     return [node_id for node_id, _ in cache.store.dense_search(vector, depth, kind=kind)]
+
+
+def moment_read(store: MemoryStoreAPI, vector: np.ndarray, depth: int) -> list[str] | None:
+    """The `depth` best events for the query when a dialogue turn that has a moment is
+    scored by it (`memory.moments`) and every other event by its cosine (the store's
+    `moment_search`); None when the memory holds no moment."""
+    hits = store.moment_search(vector, depth)
+    return [node_id for node_id, _ in hits] if hits else None
 
 
 def lexical_list(cache: StoreCache, query: str, config: SearchConfig) -> list[str]:
@@ -103,7 +121,9 @@ def collect_seed_lists(
     lists: dict[str, list[str]] = {}
     if config.use_dense and query_vectors is not None:
         for index, vector in enumerate(query_vectors):
-            lists[f"{DENSE_PREFIX}:{index}"] = dense_list(cache, vector, config.dense_per_query)
+            lists[f"{DENSE_PREFIX}:{index}"] = dense_list(
+                cache, vector, config.dense_per_query, moments=config.use_moments
+            )
         if config.use_fused and config.pack_seeds:
             lists[PACK_LIST] = dense_list(
                 cache, query_vectors[0], config.pack_seeds, NodeKind.FUSED
@@ -122,14 +142,20 @@ def unconstrained_lists(
     depth: int,
     lexical: bool = True,
     vector: np.ndarray | None = None,
+    moments: bool = False,
 ) -> dict[str, list[str]]:
     """The guard's lists: the question's `depth` best dense events and, with `lexical`, its
     BM25L events — the `hybrid` baseline's lists (the dense one alone is `naive_rag`'s),
-    untouched by any plan. `vector`: the question's plain vector, when the caller has it."""
+    untouched by any plan — and with `moments`, where the reader sees any, one more: the dense
+    events read with their moments (`moment_read`). `vector`: the question's plain vector,
+    when the caller has it."""
     if vector is None:
         vector = np.asarray(store.embed_queries([question]), dtype=np.float32)[0]
     dense = store.dense_search(vector, depth, kind=NodeKind.EVENT)
     lists = {f"{DENSE_PREFIX}:0": [node_id for node_id, _ in dense]}
+    read = moment_read(store, vector, depth) if moments else None
+    if read is not None:
+        lists[MOMENT_LIST] = read
     if lexical:
         lexical_hits = store.lexical_search(question, depth, kind=NodeKind.EVENT)
         lists[BM25_LIST] = [node_id for node_id, _ in lexical_hits]

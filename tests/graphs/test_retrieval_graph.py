@@ -401,12 +401,16 @@ def test_named_ablations() -> None:
         "memfuse_no_rc",
         "memfuse_no_graph",
         "memfuse_no_fusion",
+        "memfuse_no_moments",
         "memfuse_dense_guard",
     }
     assert ABLATIONS["memfuse_no_ar"].use_controller is False
     assert ABLATIONS["memfuse_no_rc"].use_constraints is False
     assert ABLATIONS["memfuse_no_graph"].recipe == "memfuse_no_graph"
     assert ABLATIONS["memfuse_no_fusion"].recipe == "memfuse_no_fusion"
+    assert not RECIPES["memfuse_no_fusion"].use_moments  # moments are fusion's too
+    assert not RECIPES[ABLATIONS["memfuse_no_moments"].recipe].use_moments
+    assert RECIPES["memfuse_no_moments"].use_fused
     assert RECIPES[ABLATIONS["memfuse_dense_guard"].recipe].guard.lexical is False
     assert RECIPES["memfuse"].guard.lexical is True  # the default: hybrid's reserved slots
     assert MEMFUSE.recipe == "memfuse" and MEMFUSE.use_controller and MEMFUSE.use_constraints
@@ -649,6 +653,73 @@ def test_when_the_question_names_no_time_a_last_round_searches_the_evidences_day
     assert full.plans[2].focus == full.plans[0].focus  # the question's own plan, dated
     named = retrieve(smoke_store, "Why did the smoke alarm sound on the 12th?", **asked)
     assert named.round == 2  # the question's own window: no evidence window
+
+
+def chat(event_id: str, when: str, who: str, text: str) -> tuple[Any, ...]:
+    return (event_id, when, f"chat_{who.lower()}", "dialogue", f"{who} said: {text}", "chat", [who])
+
+
+GINAS_FLIGHT = [
+    chat(
+        "g1",
+        "2026-05-10 19:00",
+        "Gina",
+        "I fly to Lisbon on Friday. Which book should I bring for the flight?",
+    ),
+    chat(
+        "j1",
+        "2026-05-10 19:01",
+        "Jon",
+        "Take Dune, best novel for a long plane journey to Portugal.",
+    ),
+    chat("g2", "2026-05-10 19:02", "Gina", "Great, thanks!"),
+    *(
+        chat(
+            f"r{day}",
+            f"2026-05-0{day} 18:00",
+            "Gina",
+            "Still looking for a good book for my flight to Lisbon.",
+        )
+        for day in range(3, 9)
+    ),
+    chat(
+        "d1",
+        "2026-05-03 18:00",
+        "Gina",
+        "I read three chapters of my book on the flight home from Madrid.",
+    ),
+    chat(
+        "d2",
+        "2026-05-04 20:00",
+        "Gina",
+        "On my last flight I could not read at all, the baby behind me cried for hours.",
+    ),
+    chat(
+        "d3",
+        "2026-05-06 21:00",
+        "Gina",
+        "I love to read on a flight, it is the only time nobody can reach me.",
+    ),
+    chat("d4", "2026-05-05 10:01", "Jon", "My sister adopted a puppy called Biscuit."),
+    chat("d5", "2026-05-09 17:00", "Jon", "I watched a documentary about whales last night."),
+    chat("d6", "2026-05-09 17:01", "Gina", "Whales are amazing."),
+]
+
+
+def test_the_other_speakers_reply_is_read_with_the_question_it_answers(tmp_path: Path) -> None:
+    """Jon's answer names a novel and a plane, not a book, Gina or Lisbon: on its own it ranks
+    below Gina's six near-identical laments; read with her question (its moment, fusion's
+    reading of a conversation: `memory.moments`) it makes a context of five."""
+    store = open_with(tmp_path / "chat", GINAS_FLIGHT, SentenceTransformerEmbedder())
+    try:
+        asked = {"question_time": "2026-05-12T10:00:00", "admin": True, "k": 5}
+        question = "Which novel was Gina told to take to Lisbon?"
+        alone = retrieve(store, question, options=ABLATIONS["memfuse_no_moments"], **asked)
+        assert "j1" not in alone.event_ids
+        read = retrieve(store, question, options=MEMFUSE, **asked)
+        assert "j1" in read.event_ids
+    finally:
+        store.close()
 
 
 def phone_week() -> list[tuple[Any, ...]]:

@@ -251,6 +251,19 @@ class FakeStore:
         hits.sort(key=lambda pair: (-pair[1], pair[0]))
         return hits[:n]
 
+    # The fake's vectors are set by hand, with no text model to read a moment with: it holds
+    # no moments (`memory.moments`), and every event scores by its own cosine.
+    def moment_search(
+        self, query_vector: np.ndarray, n: int, as_of: datetime | None = None
+    ) -> list[tuple[str, float]]:
+        self.calls.append("moments")
+        return []
+
+    def moment_cosines(
+        self, query_vectors: np.ndarray, node_ids: Sequence[str]
+    ) -> dict[str, float]:
+        return {}
+
     def _text_words(self, node_id: str, text: str) -> set[str]:
         key = (node_id, text)
         if key not in self._word_cache:

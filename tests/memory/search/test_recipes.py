@@ -14,6 +14,7 @@ from memory.retrieval import (
     NAIVE_RAG,
     search,
 )
+from memory.search.config import RECIPES
 from memory.search.rrf import fuse_lists
 
 from .fakes import FakeStore, make_event, unit
@@ -100,6 +101,18 @@ def test_memfuse_no_fusion_ignores_fused_nodes_but_keeps_causal_edges(store: Fak
     assert result.fused == [] and all(c.via_fused is None for c in result.candidates)
     walked = [c for c in result.candidates if c.trace.path]
     assert walked and all(step.edge == EdgeType.CAUSAL for c in walked for step in c.trace.path)
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_only_memfuse_with_fusion_reads_moments(store: FakeStore, recipe: str) -> None:
+    """Moments are fusion's reading of a conversation (`memory.moments`): the baselines and
+    the ablations without fusion or without moments never ask for them."""
+    search(store, QUERY, recipe)
+    reads = "moments" in store.calls
+    assert reads == (
+        recipe not in {"naive_rag", "bm25", "hybrid", "memfuse_no_fusion", "memfuse_no_moments"}
+    )
+    assert reads == RECIPES[recipe].use_moments
 
 
 def test_at_most_max_fused_packs_contribute_members(store: FakeStore) -> None:
