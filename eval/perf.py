@@ -62,6 +62,10 @@ class PerfReport(BaseModel):
     asked_p50_ms: dict[str, float] = Field(default_factory=dict)
     asked_p95_ms: dict[str, float] = Field(default_factory=dict)
     """By system: each question asked by its household's member, at its own time (`Ask`)."""
+    moment_turns: int | None = None
+    moments_seconds: float | None = None
+    """Built once on the first search after a write (`memory.moments`): timed apart, before
+    the searches, as a served store builds them on its first question."""
 
     @property
     def slowdown(self) -> float | None:
@@ -89,6 +93,11 @@ class PerfReport(BaseModel):
         if self.packs is not None:
             purity = "-" if self.pack_purity is None else f"{self.pack_purity:.3f}"
             table.add_row("fused packs (purity by storyline episode)", f"{self.packs:,} ({purity})")
+        if self.moment_turns is not None and self.moments_seconds is not None:
+            table.add_row(
+                "dialogue turns read with their moments (built once, before the searches)",
+                f"{self.moment_turns:,} in {self.moments_seconds:.1f} s",
+            )
         table.add_row("store on disk", f"{self.store_bytes / 2**20:,.1f} MiB")
         table.add_row("peak RSS of the process", f"{self.peak_rss_bytes / 2**20:,.0f} MiB")
         table.add_row(
@@ -257,6 +266,9 @@ def run_perf(
                         last_time = bulk[-1].timestamp
             queries = random.Random(seed + 1).sample(questions, min(n_queries, len(questions)))
             memory.store.embed_queries(queries)  # warm the query embeddings like a cache would
+            started = time.perf_counter()
+            moment_turns = len(memory.store.moments())
+            moments_seconds = time.perf_counter() - started
             heap.settle()  # as a served store is: no full collection scans what it loaded
             latencies = []
             for query in queries:
@@ -325,4 +337,6 @@ def run_perf(
         asked_queries=len(asked),
         asked_p50_ms={s: _percentiles(v)[0] for s, v in as_asked.items() if v},
         asked_p95_ms={s: _percentiles(v)[1] for s, v in as_asked.items() if v},
+        moment_turns=moment_turns,
+        moments_seconds=moments_seconds,
     )
