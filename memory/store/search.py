@@ -73,7 +73,8 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
             if held is not None and held[0] == generation:
                 return held[1]
             turns = self.get_events(sorted(self._dialogue))
-            built = self._moment_builder.build(turns, self.visibility_of, self.vectors)
+            visibility = self._visibility  # every stored event's, kept beside it
+            built = self._moment_builder.build(turns, visibility.__getitem__, self.vectors)
             self._moments = (generation, built)
             return built
 
