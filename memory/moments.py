@@ -167,6 +167,16 @@ class MomentBuilder:
         self._embed = embed
         self._held: dict[Pair, np.ndarray] = {}
 
+    @property
+    def held(self) -> set[Pair]:
+        """The (before, after) ids of the moments whose vectors it holds."""
+        return set(self._held)
+
+    def forget(self, event_ids: Sequence[str]) -> None:
+        """Drop every held moment of these turns now (a forget), not at the next build."""
+        gone = set(event_ids)
+        self._held = {k: v for k, v in self._held.items() if not gone.intersection(k)}
+
     def build(
         self,
         turns: Sequence[Event],

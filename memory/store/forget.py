@@ -82,6 +82,12 @@ class Forgetting(EventLog):
             self._count_sources(event, -1)
             self._temporal.remove(event)
         db.after_commit(self._vectors.maybe_flush)
+        db.after_commit(lambda: self._forget_moments(ids))
+
+    def _forget_moments(self, event_ids: Sequence[str]) -> None:
+        """A forgotten turn's moments leave memory with the commit (`memory.moments`)."""
+        self._moment_builder.forget(event_ids)
+        self._moments = None
 
     def scrub_forgotten(self, texts: Sequence[str]) -> dict[str, int]:
         """After a committed forget: write the vector deletions out and scrub them from the

@@ -214,6 +214,7 @@ def test_forgetting_a_turn_leaves_no_moment_of_it_and_none_was_ever_cached(
         assert len(store.moments()) == 3
         with store.transaction():
             store.forget_events(["j1"])
+        assert not any("j1" in pair for pair in store._moment_builder.held)  # gone at once
         vector = store.embed_query("flight")
         with open_store(tmp_path / "never", [EXCHANGE[0], EXCHANGE[2]]) as never:
             assert store.moment_search(vector, 5) == never.moment_search(vector, 5)
