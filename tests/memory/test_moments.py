@@ -86,9 +86,8 @@ def unit(vector: np.ndarray) -> np.ndarray:
 # --- which turns make a moment -------------------------------------------------------
 
 
-def test_a_moment_is_two_consecutive_turns_at_one_place_close_in_time_seen_by_the_same_people() -> (
-    None
-):
+def test_which_turns_make_a_moment() -> None:
+    """Two consecutive dialogue turns at one place, close in time, seen by the same people."""
     later = MOMENT_GAP.total_seconds() + 61
     turns = [
         turn("a", 0, "Gina", "hello"),
