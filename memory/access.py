@@ -410,7 +410,7 @@ class VisibleStore:
         earlier `as_of`), only events they may see. Both turns of a moment have one
         visibility (`memory.moments`): a moment is visible exactly when its turn is."""
         vector = np.asarray(query_vector)
-        cut = self.as_of if as_of is None or (self.as_of and self.as_of < as_of) else as_of
+        cut = min((t for t in (self.as_of, as_of) if t is not None), default=None)
         return self._remembered(
             ("moments", vector.dtype.str, vector.tobytes(), n, cut),
             lambda: self._widened(lambda m: self.store.moment_search(vector, m, cut), n),

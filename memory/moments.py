@@ -39,6 +39,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from memory.embeddings import l2_normalise
 from memory.models import Event, Modality
 
 _EPOCH = datetime(1970, 1, 1)  # stored times are naive UTC (`memory.models`)
@@ -127,7 +128,7 @@ class Moments:
         scores = self.scores(query, as_of)
         if as_of is not None:
             scores = np.where(self.own_time <= _seconds(as_of), scores, -np.inf)
-        ask = min(len(self), max(n, 1) * 4)
+        ask = min(len(self), n * 4)
         while True:
             if ask < len(self):
                 best = np.argpartition(-scores, ask - 1)[:ask]
@@ -220,9 +221,7 @@ def _unit(vectors: np.ndarray, expected: int) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] != expected:
         raise ValueError(f"expected {expected} vectors, got an array of shape {vectors.shape}")
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit: np.ndarray = vectors / np.where(norms > 0, norms, 1.0)
-    return unit
+    return l2_normalise(vectors)
 
 
 def _seconds(moment: datetime) -> float:
