@@ -394,13 +394,16 @@ class VisibleStore:
         n: int,
         kind: NodeKind | None = None,
         between: tuple[datetime, datetime] | None = None,
+        common_share: float | None = None,
     ) -> list[tuple[str, float]]:
         empty, window = self._cut(between)
         if empty:
             return []
         return self._remembered(
-            ("lexical", query, n, kind, between),
-            lambda: self._widened(lambda m: self.store.lexical_search(query, m, kind, window), n),
+            ("lexical", query, n, kind, between, common_share),
+            lambda: self._widened(
+                lambda m: self.store.lexical_search(query, m, kind, window, common_share), n
+            ),
         )
 
     def moment_search(

@@ -319,6 +319,25 @@ class LexicalIndex:
                 rarity[term] = log_n - math.log(df + 0.5)
             return rarity
 
+    def _uncommon_holders(self, query: str, common_share: float) -> np.ndarray | None:
+        """Slots of the documents holding a query token found in at most `common_share` of
+        the documents (a token the index lacks is uncommon and held by none); None when no
+        query token is common, or every one is (nothing to tell hits apart by)."""
+        limit = common_share * len(self._slot_of)
+        uncommon: list[np.ndarray] = []
+        common = 0
+        tokens = list(dict.fromkeys(self._tokenize(query)))
+        for term in tokens:
+            tid = self._token_id.get(term)
+            postings = None if tid is None else self._postings[tid]
+            if postings is not None and postings.n > limit:
+                common += 1
+            elif postings is not None:
+                uncommon.append(postings.slots[: postings.n])
+        if common == 0 or common == len(tokens):
+            return None
+        return np.concatenate(uncommon) if uncommon else np.zeros(0, dtype=_TOKEN_ID)
+
     def _score(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(slots, positive BM25L scores) of every document sharing a token with the query."""
         empty = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64))
@@ -378,13 +397,24 @@ class LexicalIndex:
         n: int,
         kind: NodeKind | None = None,
         between: tuple[datetime, datetime] | None = None,
+        common_share: float | None = None,
     ) -> list[tuple[str, float]]:
         """Top-n positive BM25L scores, best first (ties by id, for reproducible ranks), of
-        the nodes of `kind` whose time span meets `between` (scored over the whole corpus)."""
+        the nodes of `kind` whose time span meets `between` (scored over the whole corpus).
+
+        With `common_share`, a node that shares with the query only tokens found in more than
+        that share of the documents is no hit (scores stay BM25L's): a short turn matching
+        nothing but its speaker's name, which every turn of theirs carries, would otherwise
+        head the list. A query whose tokens are all that common keeps every hit."""
         if n <= 0:
             return []
         with self._lock:
             slots, values = self._totals(query, kind, between)
+            if common_share is not None:
+                holders = self._uncommon_holders(query, common_share)
+                if holders is not None:
+                    keep = np.isin(slots, holders)
+                    slots, values = slots[keep], values[keep]
             if slots.size > n:
                 # keep every document tied with the n-th score so the id tie-break is exact
                 cutoff = np.partition(values, slots.size - n)[slots.size - n]

@@ -165,9 +165,12 @@ class MemoryStoreAPI(Protocol):
         n: int,
         kind: NodeKind | None = None,
         between: tuple[datetime, datetime] | None = None,
+        common_share: float | None = None,
     ) -> list[tuple[str, float]]:
         """BM25L over the same texts; only positive scores, best first; `between` keeps the
-        nodes whose time span meets it (scored against the whole memory all the same)."""
+        nodes whose time span meets it (scored against the whole memory all the same); with
+        `common_share`, a node that shares with the query only tokens found in more than that
+        share of the documents is no hit (unless every query token is that common)."""
 
     def moment_search(
         self, query_vector: np.ndarray, n: int, as_of: datetime | None = None

@@ -73,6 +73,7 @@ def run_search(
             config.guard.lexical,
             vector=asked_vector,
             moments=config.use_moments,
+            common_share=config.lexical_common_share,
         )
         if config.guard.enabled
         else {}

@@ -5,11 +5,13 @@ constraints. Each is a reading of the question, and a wrong reading used to cost
 than a right one bought: on data our generator did not write, constrained MemFuse fell
 below plain hybrid retrieval. So a share of the final slots is reserved, by
 construction, for the *unconstrained* ranking — reciprocal rank fusion of the dense and
-BM25L hits for the asker's own words (not the plan's rewritten focus), exactly the `hybrid`
-baseline's lists, or the dense hits alone (`naive_rag`'s) with `GuardConfig.lexical` off —
-and the plan's ranking fills the rest. Where the memory holds dialogue moments and the recipe
-reads them (`SearchConfig.use_moments`), one more unconstrained list joins them: the same dense
-hits with each turn scored by its moments (`memory.moments`), still no plan in it.
+BM25L hits for the asker's own words (not the plan's rewritten focus), the `hybrid`
+baseline's lists less the BM25L hits that share only common words with the question
+(`SearchConfig.lexical_common_share`), or the dense hits alone (`naive_rag`'s) with
+`GuardConfig.lexical` off — and the plan's ranking fills the rest. Where the memory holds
+dialogue moments and the recipe reads them (`SearchConfig.use_moments`), one more
+unconstrained list joins them: the same dense hits with each turn scored by its moments
+(`memory.moments`), still no plan in it.
 
 The reserved share shrinks as the planner grows surer: with no constraint applied it is
 ``share_unconstrained`` (the graph and fused packs still get the other slots), at

@@ -86,7 +86,9 @@ def moment_read(store: MemoryStoreAPI, vector: np.ndarray, depth: int) -> list[s
 def lexical_list(cache: StoreCache, query: str, config: SearchConfig) -> list[str]:
     """BM25L hits for the lexical query."""
     kind = None if config.use_fused else NodeKind.EVENT
-    hits = cache.store.lexical_search(query, config.bm25_top, kind=kind)
+    hits = cache.store.lexical_search(
+        query, config.bm25_top, kind=kind, common_share=config.lexical_common_share
+    )
     return [node_id for node_id, _ in hits]
 
 
@@ -143,12 +145,14 @@ def unconstrained_lists(
     lexical: bool = True,
     vector: np.ndarray | None = None,
     moments: bool = False,
+    common_share: float | None = None,
 ) -> dict[str, list[str]]:
     """The guard's lists: the question's `depth` best dense events and, with `lexical`, its
     BM25L events — the `hybrid` baseline's lists (the dense one alone is `naive_rag`'s),
-    untouched by any plan — and with `moments`, where the reader sees any, one more: the dense
-    events read with their moments (`moment_read`). `vector`: the question's plain vector,
-    when the caller has it."""
+    untouched by any plan, less the BM25L hits that share only common words with the question
+    when `common_share` is given — and with `moments`, where the reader sees any, one more: the
+    dense events read with their moments (`moment_read`). `vector`: the question's plain
+    vector, when the caller has it."""
     if vector is None:
         vector = np.asarray(store.embed_queries([question]), dtype=np.float32)[0]
     dense = store.dense_search(vector, depth, kind=NodeKind.EVENT)
@@ -157,6 +161,8 @@ def unconstrained_lists(
     if read is not None:
         lists[MOMENT_LIST] = read
     if lexical:
-        lexical_hits = store.lexical_search(question, depth, kind=NodeKind.EVENT)
+        lexical_hits = store.lexical_search(
+            question, depth, kind=NodeKind.EVENT, common_share=common_share
+        )
         lists[BM25_LIST] = [node_id for node_id, _ in lexical_hits]
     return lists

@@ -117,10 +117,13 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         n: int,
         kind: NodeKind | None = None,
         between: tuple[datetime, datetime] | None = None,
+        common_share: float | None = None,
     ) -> list[tuple[str, float]]:
         """BM25L over the same texts; only positive scores, best first; `between` keeps the
-        nodes whose time span meets it (scores stay those of the whole memory)."""
-        return self._lexical.search(query, n, kind, between)
+        nodes whose time span meets it (scores stay those of the whole memory); with
+        `common_share`, a node sharing only common tokens with the query is no hit
+        (`LexicalIndex.search`)."""
+        return self._lexical.search(query, n, kind, between, common_share)
 
     def event_centroid(self) -> np.ndarray | None:
         """The mean vector of the stored events (None without events)."""

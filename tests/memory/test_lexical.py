@@ -490,3 +490,76 @@ def test_rarity_is_bm25l_idf_by_document_frequency() -> None:
     assert rarity["piano"] == pytest.approx(math.log(5) - math.log(0.5))  # absent: rarest
     index.remove("e3")
     assert index.rarity("door")["door"] == pytest.approx(math.log(4) - math.log(0.5))
+
+
+def _sharing_uncommon(
+    live: dict[str, tuple[str, NodeKind]], query: str, share: float
+) -> set[str] | None:
+    """The rule of `common_share`, from the live texts: the ids holding a query token found in
+    at most `share` of them, or None when no query token is more common, or every one is."""
+    tokens = set(tokenize(query))
+    held = {i: set(tokenize(text)) for i, (text, _kind) in live.items()}
+    common = {t for t in tokens if sum(t in h for h in held.values()) > share * len(held)}
+    if not common or common == tokens:
+        return None
+    return {i for i, h in held.items() if h & (tokens - common)}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ops=_ops,
+    queries=_queries,
+    n=st.integers(1, 6),
+    share=st.sampled_from([0.1, 0.25, 0.35, 0.5, 0.9, 1.0]),
+)
+def test_common_share_drops_exactly_the_hits_sharing_only_common_tokens(
+    ops: list[tuple[str, int, str, NodeKind, tuple[int, int]]],
+    queries: list[str],
+    n: int,
+    share: float,
+) -> None:
+    """Any corpus and query: a search with `common_share` is rank_bm25's ranking (same scores)
+    of the documents holding an uncommon query token, cut at n after that filter; a query with
+    no common token, or nothing but common ones, ranks as without it."""
+    index = LexicalIndex()
+    live: dict[str, tuple[str, NodeKind]] = {}
+    for op, key, text, kind, _hours_ in ops:
+        node_id = f"n{key}"
+        if op == "remove":
+            index.remove(node_id)
+            live.pop(node_id, None)
+        else:
+            index.add(node_id, text, kind)
+            live[node_id] = (text, kind)
+    for query in queries:
+        allowed = _sharing_uncommon(live, query, share)
+        for kind in (None, *_KINDS):
+            full = _reference_ranking(live, query, len(live), kind)
+            expected = [h for h in full if allowed is None or h[0] in allowed][:n]
+            got = index.search(query, n, kind, common_share=share)
+            assert [i for i, _ in got] == [i for i, _ in expected]
+            assert [v for _, v in got] == pytest.approx([v for _, v in expected], rel=1e-9)
+
+
+def test_a_turn_matching_only_its_speakers_name_is_no_hit() -> None:
+    """Each speaker's name is in every turn they said; the short turns that share nothing else
+    with the question headed plain BM25L's list, above the turn about the restaurant."""
+    index = LexicalIndex()
+    turns = {
+        "t1": "Diego said: which one",
+        "t2": "Gabi said: the taco place near the river",
+        "t3": "Diego said: PASSED",
+        "t4": "Gabi said: mom is visiting next week",
+        "t5": "Diego said: I quit the restaurant to run the truck full time",
+        "t6": "Gabi said: congratulations on the inspection",
+    }
+    for node_id, text in turns.items():
+        index.add(node_id, text, NodeKind.EVENT)
+    question = "Which restaurant did Diego quit?"
+    assert [i for i, _ in index.search(question, 3)] == ["t5", "t1", "t3"]
+    assert [i for i, _ in index.search(question, 3, common_share=0.35)] == ["t5"]
+    # every word of the query is that common ("said" in all six, the name in half): BM25L has
+    # nothing else to go on, and ranks as it would without the rule
+    everyone = index.search("Diego said", 6)
+    assert len(everyone) == 6
+    assert index.search("Diego said", 6, common_share=0.35) == everyone

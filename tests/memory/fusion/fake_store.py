@@ -204,7 +204,9 @@ class FakeStore:
         n: int,
         kind: NodeKind | None = None,
         between: tuple[datetime, datetime] | None = None,
+        common_share: float | None = None,
     ) -> list[tuple[str, float]]:
+        assert common_share is None, "fusion's candidate search reads plain BM25L"
         q = set(tokenize(query))
         lo, hi = between or (datetime.min, datetime.max)
         hits = []

@@ -77,6 +77,8 @@ class FakeStore:
         self._belongs_to: dict[str, list[str]] = {}
         self.query_vectors: dict[str, np.ndarray] = {}
         self.calls: list[str] = []
+        self.common_shares: list[float | None] = []
+        """The `common_share` of every lexical search, in call order."""
         self._word_cache: dict[tuple[str, str], set[str]] = {}
 
     # --- test helpers ---
@@ -276,17 +278,36 @@ class FakeStore:
         n: int,
         kind: NodeKind | None = None,
         between: tuple[datetime, datetime] | None = None,
+        common_share: float | None = None,
     ) -> list[tuple[str, float]]:
         self.calls.append("lexical")
+        self.common_shares.append(common_share)
         wanted = _words(query)
+        words_of = {
+            node_id: self._text_words(
+                node_id,
+                (
+                    self._fused[node_id] if is_fused_id(node_id) else self._events[node_id]
+                ).index_text(),
+            )
+            for node_id in [*self._events, *self._fused]
+        }
+        if common_share is not None:  # the store's rule: a hit must share an uncommon word
+            common = {
+                w
+                for w in wanted
+                if sum(w in ws for ws in words_of.values()) > common_share * len(words_of)
+            }
+            if common and common != wanted:
+                wanted_uncommon = wanted - common
+                words_of = {i: ws for i, ws in words_of.items() if ws & wanted_uncommon}
         hits = []
-        for node_id in [*self._events, *self._fused]:
+        for node_id, words in words_of.items():
             if not self._kind_ok(node_id, kind):
                 continue
             if between is not None and not self._inside(node_id, between):
                 continue
-            node = self._fused[node_id] if is_fused_id(node_id) else self._events[node_id]
-            score = float(len(wanted & self._text_words(node_id, node.index_text())))
+            score = float(len(wanted & words))
             if score > 0:
                 hits.append((node_id, score))
         hits.sort(key=lambda pair: (-pair[1], pair[0]))

@@ -162,9 +162,10 @@ def plans(draw: st.DrawFn, question: str) -> RoundPlan:
 @given(data=st.data(), k=st.integers(4, 20), lexical=st.booleans())
 def test_any_plan_keeps_the_unconstrained_top(data: st.DataObject, k: int, lexical: bool) -> None:
     """Property: the plain question's top-R is always in the result, R ≥ 30 % of k — the
-    hybrid baseline's top with `lexical` (the default), the naive_rag baseline's without —
-    although its vector comes from the one embedding call that also embeds the plan's queries
-    (and is not corrected for hubs as theirs are)."""
+    hybrid baseline's top with `lexical` (the default; its BM25L list less the hits sharing
+    only common words with the question, as every MemFuse lexical list), the naive_rag
+    baseline's without — although its vector comes from the one embedding call that also
+    embeds the plan's queries (and is not corrected for hubs as theirs are)."""
     store = data.draw(stores())
     question = " ".join(data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)))
     plan = data.draw(plans(question))
@@ -175,7 +176,9 @@ def test_any_plan_keeps_the_unconstrained_top(data: st.DataObject, k: int, lexic
     store.calls.clear()
     result = search(store, plan, config, question=question)
     assert store.calls.count("embed") == 1  # the plan's queries and the asker's words at once
-    baseline = HYBRID_RRF if lexical else NAIVE_RAG
+    baseline = (
+        HYBRID_RRF.with_(lexical_common_share=config.lexical_common_share) if lexical else NAIVE_RAG
+    )
     plain = search(store, question, baseline.sized(config.guard.depth)).event_ids()
     reserve = reserved_slots(k, applied_confidence(plan, config), config.guard)
     assert reserve >= -(-k * 3 // 10)

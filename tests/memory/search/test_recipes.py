@@ -115,6 +115,23 @@ def test_only_memfuse_with_fusion_reads_moments(store: FakeStore, recipe: str) -
     assert reads == RECIPES[recipe].use_moments
 
 
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_memfuse_drops_lexical_hits_on_common_words_and_the_baselines_do_not(
+    store: FakeStore, recipe: str
+) -> None:
+    """Every BM25L list of a MemFuse recipe (the plan's and the guard's) leaves out the hits
+    that share only common words with the question; a baseline is plain BM25L."""
+    search(store, QUERY, recipe)
+    baseline = recipe in {"naive_rag", "bm25", "hybrid"}
+    expected = None if baseline else 0.35
+    assert RECIPES[recipe].lexical_common_share == expected
+    # naive_rag has no BM25L list; the dense guard's reserved slots read none either
+    lexical_lists = {"naive_rag": 0, "bm25": 1, "hybrid": 1, "memfuse_dense_guard": 1}.get(
+        recipe, 2
+    )
+    assert store.common_shares == [expected] * lexical_lists
+
+
 def test_at_most_max_fused_packs_contribute_members(store: FakeStore) -> None:
     deep = MEMFUSE_DEFAULT.with_(top_k=60)
     packs = {c.via_fused for c in search(store, QUERY, deep).candidates if c.via_fused}

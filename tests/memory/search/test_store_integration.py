@@ -14,8 +14,10 @@ import pytest
 
 from memory.models import Edge, EdgeType, Event, FusedNode, Modality
 from memory.retrieval import HYBRID_RRF, MEMFUSE_DEFAULT, RoundPlan, assemble_context, search
-from memory.search.config import GuardConfig
+from memory.search.cache import StoreCache
+from memory.search.config import RECIPES, GuardConfig
 from memory.search.plan import TimeWindow
+from memory.search.seeds import BM25_LIST, lexical_list, unconstrained_lists
 
 store_module = pytest.importorskip("memory.store")
 
@@ -181,3 +183,37 @@ def test_a_window_is_scored_in_one_gather_as_the_cached_rows_score_it(store: obj
         assert not cache._vectors  # scored, not kept
         expected = StoreCache(view).vectors(ids) @ focus
         assert products.dtype == np.float32 and products.tobytes() == expected.tobytes()
+
+
+def test_a_turn_sharing_only_its_speakers_name_is_in_no_memfuse_lexical_list(
+    tmp_path: Path,
+) -> None:
+    """On the real store: plain BM25L (the baselines') ranks the speaker's short turns that
+    share only his name with the question next to the answer; MemFuse's lexical lists, the
+    plan's and the guard's, hold the answer alone."""
+    said = [
+        ("t1", "Diego", "which one"),
+        ("t2", "Gabi", "the taco place near the river"),
+        ("t3", "Diego", "PASSED"),
+        ("t4", "Gabi", "mom is visiting next week"),
+        ("t5", "Diego", "I quit the restaurant to run the truck full time"),
+        ("t6", "Gabi", "congratulations on the inspection"),
+    ]
+    memory = store_module.MemoryStore.open(tmp_path, embedder=HashedWords())
+    try:
+        memory.add_events(
+            [
+                event(i, f"2025-05-01 20:0{n}", f"chat_{who.lower()}", f"{who} said: {text}", who)
+                for n, (i, who, text) in enumerate(said)
+            ]
+        )
+        question = "Which restaurant did Diego quit?"
+        cache = StoreCache(memory)
+        assert lexical_list(cache, question, RECIPES["hybrid"]) == ["t5", "t1", "t3"]
+        assert lexical_list(cache, question, RECIPES["memfuse"]) == ["t5"]
+        guard = unconstrained_lists(
+            memory, question, 30, common_share=RECIPES["memfuse"].lexical_common_share
+        )
+        assert guard[BM25_LIST] == ["t5"]
+    finally:
+        memory.close()
