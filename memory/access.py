@@ -459,6 +459,11 @@ class VisibleStore:
             hits = self._hits[key] = search()
         return list(hits)
 
+    def common_terms(self, text: str, share: float) -> list[str]:
+        """The whole memory's common words, as `lexical_search` already tells them apart by
+        them (see `term_rarity`)."""
+        return self.store.common_terms(text, share)
+
     def term_rarity(self, text: str) -> dict[str, float]:
         """The whole memory's idf, as `lexical_search` already ranks by it: a word's rarity
         says no more about hidden events than the scores of a search through this view."""

@@ -319,23 +319,33 @@ class LexicalIndex:
                 rarity[term] = log_n - math.log(df + 0.5)
             return rarity
 
+    def common(self, text: str, share: float) -> list[str]:
+        """The distinct tokens of `text` found in more than `share` of the documents, in
+        order: words every record of a kind carries (a speaker's name in each of their turns)
+        say nothing about which record is meant."""
+        with self._lock:
+            limit = share * len(self._slot_of)
+            return [
+                term
+                for term in dict.fromkeys(self._tokenize(text))
+                if (tid := self._token_id.get(term)) is not None and self._postings[tid].n > limit
+            ]
+
     def _uncommon_holders(self, query: str, common_share: float) -> np.ndarray | None:
         """Slots of the documents holding a query token found in at most `common_share` of
         the documents (a token the index lacks is uncommon and held by none); None when no
         query token is common, or every one is (nothing to tell hits apart by)."""
-        limit = common_share * len(self._slot_of)
-        uncommon: list[np.ndarray] = []
-        common = 0
         tokens = list(dict.fromkeys(self._tokenize(query)))
-        for term in tokens:
-            tid = self._token_id.get(term)
-            postings = None if tid is None else self._postings[tid]
-            if postings is not None and postings.n > limit:
-                common += 1
-            elif postings is not None:
-                uncommon.append(postings.slots[: postings.n])
-        if common == 0 or common == len(tokens):
+        common = set(self.common(query, common_share))
+        if not common or len(common) == len(tokens):
             return None
+        uncommon = [
+            postings.slots[: postings.n]
+            for term in tokens
+            if term not in common
+            and (tid := self._token_id.get(term)) is not None
+            and (postings := self._postings[tid]).n
+        ]
         return np.concatenate(uncommon) if uncommon else np.zeros(0, dtype=_TOKEN_ID)
 
     def _score(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -184,6 +184,10 @@ class MemoryStoreAPI(Protocol):
     ) -> dict[str, float]:
         """The moment scores of those of `node_ids` that have a moment."""
 
+    def common_terms(self, text: str, share: float) -> list[str]:
+        """The distinct tokens of `text` (the lexical index's tokenizer) found in more than
+        `share` of the memory's records, in order."""
+
     def term_rarity(self, text: str) -> dict[str, float]:
         """Each distinct token of `text` (the lexical index's tokenizer) and its idf there."""
 

@@ -142,22 +142,25 @@ class SearchConfig(BaseModel):
         "0 lost up to 0.014 recall, 10 moved each by under 0.006 either way.",
     )
     bm25_top: int = Field(default=30, ge=1, description="BM25L hits kept for fusion.")
-    lexical_common_share: float | None = Field(
+    common_word_share: float | None = Field(
         default=0.35,
         gt=0.0,
         le=1.0,
-        description="In every BM25L list (the plan's and the guard's), an event that shares "
-        "with the query only words found in more than this share of the memory's records is "
-        "no hit: in a conversation each speaker's name is in every turn they said, so "
-        '"Diego said: which one" and "Diego said: PASSED" matched "which restaurant did Diego '
-        'quit?" by the name alone and, being short, headed the list (a question whose words '
-        "are all that common keeps every hit). The lists fuse by rank, so such a hit stood "
-        "level with the best dense one. On the five dev sources (`memfuse bench --suite`), "
-        "0.35 against none: conversation_dev 0.786 → 0.798 (single_hop 0.767 → 0.800), seed "
-        "11 0.463 → 0.464, seed 7 and the two households the same. Measured first as a "
-        "temporary patch that dropped them after the top n: 0.2 lost the two households 0.010 "
-        "and 0.011, 0.5 kept the conversations at 0.795. None = plain BM25L (the baselines; at "
-        "0.2 the patch on `hybrid` too lifted it on the conversations from 0.665 to 0.733).",
+        description="Words found in more than this share of the memory's records say nothing "
+        "about which record is meant — in a conversation each speaker's name is in every turn "
+        "they said. (1) In every BM25L list (the plan's and the guard's) an event that shares "
+        'with the query only such words is no hit: "Diego said: which one" and "Diego said: '
+        'PASSED" matched "which restaurant did Diego quit?" by the name alone and, being '
+        "short, headed the list, which fuses by rank level with the best dense hit (a query "
+        "whose words are all that common keeps every hit). (2) The plan's rewrites lose them "
+        '(`seeds.without_common_words`): "Sam series watch" sat nearest to every turn Sam '
+        "said. `memfuse bench --suite`, recall@20, none → (1) → (1)+(2): conversation_dev "
+        "0.786 → 0.798 → 0.820, seed 11 0.463 → 0.464 → 0.468, seed 7 0.454 → 0.454 → 0.452, "
+        "household_dev and household_dev2 the same throughout (0.899, 0.830). Measured first "
+        "as temporary patches, (1) dropping hits after the top n: 0.2 lost the two households "
+        "0.010 and 0.011, 0.5 kept the conversations at 0.795; (2) at 0.5: conversations "
+        "0.817. None = neither (the baselines: plain BM25L and no rewrites; at 0.2 patch (1) "
+        "lifted `hybrid` on the conversations from 0.665 to 0.733).",
     )
     time_window_quota: int = Field(
         default=10, ge=1, description="Temporal seeds when the plan gives none."
@@ -213,7 +216,7 @@ class SearchConfig(BaseModel):
         "(`memfuse bench --suite`, recall@20): conversation_dev 0.798 → 0.763, seed 11 0.464 → "
         "0.460, seed 7, household_dev and household_dev2 the same (0.454, 0.899, 0.830). "
         "With the guard's plain dense list replaced by the moment-read one (not kept beside "
-        "it) the conversations read 0.754 (temporary patch, before `lexical_common_share`).",
+        "it) the conversations read 0.754 (temporary patch, before `common_word_share`).",
     )
     max_hops: int = Field(default=2, ge=0, description="Hop limit of the expansion.")
     semantic_leaves: bool = Field(
@@ -305,7 +308,7 @@ MEMFUSE_DEFAULT = SearchConfig()  # the full engine: the paper's parameters, see
 NAIVE_RAG = SearchConfig(  # dense top-k only: the "naive RAG" baseline
     name="naive_rag",
     use_moments=False,
-    lexical_common_share=None,  # a baseline is plain BM25L
+    common_word_share=None,  # a baseline is plain BM25L
     hub_penalty=0.0,  # a baseline ranks by plain cosine
     use_bm25=False,
     use_temporal=False,
@@ -321,7 +324,7 @@ NAIVE_RAG = SearchConfig(  # dense top-k only: the "naive RAG" baseline
 BM25_ONLY = SearchConfig(  # lexical BM25L top-k only
     name="bm25",
     use_moments=False,
-    lexical_common_share=None,  # a baseline is plain BM25L
+    common_word_share=None,  # a baseline is plain BM25L
     hub_penalty=0.0,  # a baseline ranks by plain cosine
     use_dense=False,
     use_temporal=False,
@@ -336,7 +339,7 @@ BM25_ONLY = SearchConfig(  # lexical BM25L top-k only
 HYBRID_RRF = SearchConfig(  # dense + BM25L fused by RRF, no graph
     name="hybrid",
     use_moments=False,
-    lexical_common_share=None,  # a baseline is plain BM25L
+    common_word_share=None,  # a baseline is plain BM25L
     hub_penalty=0.0,  # a baseline ranks by plain cosine
     use_temporal=False,
     use_rewrites=False,

@@ -61,7 +61,11 @@ def run_search(
     window = active_window(plan, config)
     asked = question or plan.focus
     query_vectors, asked_vector = _embed_queries(
-        store, seed_queries(plan, config), config, window, asked if config.guard.enabled else None
+        store,
+        seed_queries(plan, config, store),
+        config,
+        window,
+        asked if config.guard.enabled else None,
     )
 
     lists = collect_seed_lists(cache, plan, config, query_vectors, window)
@@ -73,7 +77,7 @@ def run_search(
             config.guard.lexical,
             vector=asked_vector,
             moments=config.use_moments,
-            common_share=config.lexical_common_share,
+            common_share=config.common_word_share,
         )
         if config.guard.enabled
         else {}

@@ -7,7 +7,7 @@ below plain hybrid retrieval. So a share of the final slots is reserved, by
 construction, for the *unconstrained* ranking — reciprocal rank fusion of the dense and
 BM25L hits for the asker's own words (not the plan's rewritten focus), the `hybrid`
 baseline's lists less the BM25L hits that share only common words with the question
-(`SearchConfig.lexical_common_share`), or the dense hits alone (`naive_rag`'s) with
+(`SearchConfig.common_word_share`), or the dense hits alone (`naive_rag`'s) with
 `GuardConfig.lexical` off — and the plan's ranking fills the rest. Where the memory holds
 dialogue moments and the recipe reads them (`SearchConfig.use_moments`), one more
 unconstrained list joins them: the same dense hits with each turn scored by its moments

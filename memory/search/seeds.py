@@ -28,6 +28,7 @@ from memory.search.cache import StoreCache
 from memory.search.config import SearchConfig
 from memory.search.plan import MAX_REWRITES, RoundPlan
 from memory.store_api import MemoryStoreAPI
+from memory.text import tokenize
 
 Window = tuple[datetime, datetime]
 
@@ -51,12 +52,33 @@ def active_window(plan: RoundPlan, config: SearchConfig) -> Window | None:
     return window.bounds()
 
 
-def seed_queries(plan: RoundPlan, config: SearchConfig) -> list[str]:
-    """The focus query, then (with rewrites on) up to three rewrites other than the focus."""
+def seed_queries(
+    plan: RoundPlan, config: SearchConfig, store: MemoryStoreAPI | None = None
+) -> list[str]:
+    """The focus query, then (with rewrites on) up to three rewrites other than the focus;
+    with `store` and `SearchConfig.common_word_share`, each rewrite less its common words."""
     queries = [plan.focus]
     if config.use_rewrites:
         queries += [q for q in plan.semantic_queries if q != plan.focus]
-    return list(dict.fromkeys(queries))[: 1 + MAX_REWRITES]
+    queries = list(dict.fromkeys(queries))[: 1 + MAX_REWRITES]
+    if store is None or config.common_word_share is None:
+        return queries
+    focus, *rewrites = queries
+    stripped = (without_common_words(store, q, config.common_word_share) for q in rewrites)
+    return list(dict.fromkeys([focus, *(q for q in stripped if q)]))
+
+
+def without_common_words(store: MemoryStoreAPI, query: str, share: float) -> str:
+    """`query` less the words all of whose tokens are in more than `share` of the memory's
+    records (`MemoryStoreAPI.common_terms`); words with no token (stopwords) stay. A rewrite
+    is a few key words, and a speaker's name, carried by every turn they said, pulls a short
+    query's vector to all of their turns ("Sam series watch" to "Sam said: ...")."""
+    common = set(store.common_terms(query, share))
+    if not common:
+        return query
+    return " ".join(
+        word for word in query.split() if not (tokens := tokenize(word)) or set(tokens) - common
+    )
 
 
 def dense_list(
@@ -87,7 +109,7 @@ def lexical_list(cache: StoreCache, query: str, config: SearchConfig) -> list[st
     """BM25L hits for the lexical query."""
     kind = None if config.use_fused else NodeKind.EVENT
     hits = cache.store.lexical_search(
-        query, config.bm25_top, kind=kind, common_share=config.lexical_common_share
+        query, config.bm25_top, kind=kind, common_share=config.common_word_share
     )
     return [node_id for node_id, _ in hits]
 

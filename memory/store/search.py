@@ -129,6 +129,10 @@ class SearchIndexes(EventLog, FusedPacks, PlanLog):
         """The mean vector of the stored events (None without events)."""
         return self._vectors.event_centroid()
 
+    def common_terms(self, text: str, share: float) -> list[str]:
+        """The lexical index's tokens of `text` found in more than `share` of its records."""
+        return self._lexical.common(text, share)
+
     def term_rarity(self, text: str) -> dict[str, float]:
         """The lexical index's idf of each token of `text` (higher: rarer in this memory)."""
         return self._lexical.rarity(text)

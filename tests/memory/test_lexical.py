@@ -556,6 +556,8 @@ def test_a_turn_matching_only_its_speakers_name_is_no_hit() -> None:
     for node_id, text in turns.items():
         index.add(node_id, text, NodeKind.EVENT)
     question = "Which restaurant did Diego quit?"
+    assert index.common(question, 0.35) == ["diego"]  # in half the turns, "said" in all
+    assert index.common("Diego said it", 0.5) == ["said"]
     assert [i for i, _ in index.search(question, 3)] == ["t5", "t1", "t3"]
     assert [i for i, _ in index.search(question, 3, common_share=0.35)] == ["t5"]
     # every word of the query is that common ("said" in all six, the name in half): BM25L has

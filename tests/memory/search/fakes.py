@@ -266,6 +266,18 @@ class FakeStore:
     ) -> dict[str, float]:
         return {}
 
+    def _words_by_node(self) -> dict[str, set[str]]:
+        """Every event's and pack's words, as the lexical search reads them."""
+        return {
+            node_id: self._text_words(
+                node_id,
+                (
+                    self._fused[node_id] if is_fused_id(node_id) else self._events[node_id]
+                ).index_text(),
+            )
+            for node_id in [*self._events, *self._fused]
+        }
+
     def _text_words(self, node_id: str, text: str) -> set[str]:
         key = (node_id, text)
         if key not in self._word_cache:
@@ -283,24 +295,10 @@ class FakeStore:
         self.calls.append("lexical")
         self.common_shares.append(common_share)
         wanted = _words(query)
-        words_of = {
-            node_id: self._text_words(
-                node_id,
-                (
-                    self._fused[node_id] if is_fused_id(node_id) else self._events[node_id]
-                ).index_text(),
-            )
-            for node_id in [*self._events, *self._fused]
-        }
-        if common_share is not None:  # the store's rule: a hit must share an uncommon word
-            common = {
-                w
-                for w in wanted
-                if sum(w in ws for ws in words_of.values()) > common_share * len(words_of)
-            }
-            if common and common != wanted:
-                wanted_uncommon = wanted - common
-                words_of = {i: ws for i, ws in words_of.items() if ws & wanted_uncommon}
+        words_of = self._words_by_node()
+        common = set(self.common_terms(query, common_share)) if common_share is not None else set()
+        if common and common != wanted:  # the store's rule: a hit must share an uncommon word
+            words_of = {i: ws for i, ws in words_of.items() if ws & (wanted - common)}
         hits = []
         for node_id, words in words_of.items():
             if not self._kind_ok(node_id, kind):
@@ -319,6 +317,11 @@ class FakeStore:
             return None
         mean: np.ndarray = np.mean(events, axis=0).astype(np.float32)
         return mean
+
+    def common_terms(self, text: str, share: float) -> list[str]:
+        """The fake's words of `text` found in more than `share` of its events and packs."""
+        texts = list(self._words_by_node().values())
+        return [w for w in sorted(_words(text)) if sum(w in t for t in texts) > share * len(texts)]
 
     def term_rarity(self, text: str) -> dict[str, float]:
         """idf over the event texts, in the fake's own words."""

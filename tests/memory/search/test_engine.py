@@ -320,3 +320,33 @@ def test_bad_input_raises_typed_errors(pack_store: FakeStore) -> None:
         search(pack_store, "q", "nope")
     with pytest.raises(InvalidQueryError):
         search(pack_store, "q", question_time="yesterday")
+
+
+def test_a_rewrite_is_searched_without_the_words_every_record_carries() -> None:
+    """Sam's name is in each of her turns: the rewrite "Sam series watch" is searched as
+    "series watch" (its vector leads to the recommendation, the full rewrite's to her turn
+    naming Marcus), while the focus query stays as asked and a baseline's rewrites untouched."""
+    store = FakeStore()
+    store.put_event(make_event("t1", "2025-01-01T10:00", "Sam said: Marcus!"), unit(0, 1, 0, 0))
+    store.put_event(
+        make_event("t2", "2025-01-01T10:01", "Sam said: watch the series Borgen"),
+        unit(0, 0, 1, 0),
+    )
+    store.put_event(make_event("t3", "2025-01-01T10:02", "Marcus said: ok"), unit(0, 0, 0, 1))
+    store.set_query("Which series did Sam tell Marcus to watch", unit(0, 0, 0, 1))
+    store.set_query("Sam series watch", unit(0, 1, 0, 0))
+    store.set_query("Sam", unit(0, 1, 0, 0))
+    store.set_query("series watch", unit(0, 0, 1, 0))
+    plan = RoundPlan(
+        focus="Which series did Sam tell Marcus to watch",
+        semantic_queries=["Sam series watch", "Sam"],
+    )
+    config = NO_BM25.with_(pack_seeds=0, use_moments=False)
+    assert config.common_word_share == 0.35 and store.common_terms("Sam series", 0.35) == ["sam"]
+    stripped = search(store, plan, config)
+    lists = {c.node_id: c.trace.seed_lists for c in stripped.candidates}
+    assert lists["t3"] == ["dense:0"]  # the focus as asked
+    assert lists["t2"] == ["dense:1"] and "t1" not in lists  # "Sam" alone is gone
+    plain = search(store, plan, config.with_(common_word_share=None))
+    lists = {c.node_id: c.trace.seed_lists for c in plain.candidates}
+    assert "dense:1" in lists["t1"] and "t2" not in lists

@@ -177,7 +177,7 @@ def test_any_plan_keeps_the_unconstrained_top(data: st.DataObject, k: int, lexic
     result = search(store, plan, config, question=question)
     assert store.calls.count("embed") == 1  # the plan's queries and the asker's words at once
     baseline = (
-        HYBRID_RRF.with_(lexical_common_share=config.lexical_common_share) if lexical else NAIVE_RAG
+        HYBRID_RRF.with_(common_word_share=config.common_word_share) if lexical else NAIVE_RAG
     )
     plain = search(store, question, baseline.sized(config.guard.depth)).event_ids()
     reserve = reserved_slots(k, applied_confidence(plan, config), config.guard)

@@ -208,11 +208,13 @@ def test_a_turn_sharing_only_its_speakers_name_is_in_no_memfuse_lexical_list(
             ]
         )
         question = "Which restaurant did Diego quit?"
+        assert memory.common_terms(question, 0.35) == ["diego"]  # in half the turns
+        assert memory.common_terms(question, 0.5) == []
         cache = StoreCache(memory)
         assert lexical_list(cache, question, RECIPES["hybrid"]) == ["t5", "t1", "t3"]
         assert lexical_list(cache, question, RECIPES["memfuse"]) == ["t5"]
         guard = unconstrained_lists(
-            memory, question, 30, common_share=RECIPES["memfuse"].lexical_common_share
+            memory, question, 30, common_share=RECIPES["memfuse"].common_word_share
         )
         assert guard[BM25_LIST] == ["t5"]
     finally:
