@@ -723,6 +723,32 @@ def test_the_other_speakers_reply_is_read_with_the_question_it_answers(tmp_path:
         store.close()
 
 
+def test_round_two_finds_the_other_speakers_reply_that_round_one_cannot_reach(
+    tmp_path: Path,
+) -> None:
+    """Jon answers twelve minutes after Gina asks — too far apart to make a moment — and his
+    answer shares no word with the question, so one round ranks it below a context of eight
+    (her laments, her flight stories). Round 2 pivots on the best evidence, Gina's question,
+    and reads the turns beside it: Jon's reply comes in, found by that round."""
+    late = {
+        "j1": chat("j1", "2026-05-10 19:12", "Jon", GINAS_FLIGHT[1][4].split(": ", 1)[1]),
+        "g2": chat("g2", "2026-05-10 19:13", "Gina", "Great, thanks!"),
+    }
+    rows = [late.get(row[0], row) for row in GINAS_FLIGHT]
+    store = open_with(tmp_path / "chat", rows, SentenceTransformerEmbedder())
+    try:
+        asked = {"question_time": "2026-05-12T10:00:00", "admin": True, "k": 8}
+        question = "Which book was Gina told to bring to Lisbon?"
+        one = retrieve(store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
+        assert "j1" not in one.event_ids
+        full = retrieve(store, question, options=MEMFUSE, **asked)
+        assert full.round == 2 and full.plans[1].pivot.enabled
+        assert "g1" in full.plans[1].pivot.anchors
+        assert "j1" in full.event_ids and "j1" in full.added[1]
+    finally:
+        store.close()
+
+
 def phone_week() -> list[tuple[Any, ...]]:
     """Eve's phone over a week: a daily screen-time report at 21:48, three routine logs a day
     that share its device, person and much of its wording, and the TV each evening."""
