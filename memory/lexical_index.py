@@ -415,7 +415,8 @@ class LexicalIndex:
         With `common_share`, a node that shares with the query only tokens found in more than
         that share of the documents is no hit (scores stay BM25L's): a short turn matching
         nothing but its speaker's name, which every turn of theirs carries, would otherwise
-        head the list. A query whose tokens are all that common keeps every hit."""
+        head the list. A query whose tokens are all that common keeps every hit; one whose
+        other tokens no document holds has none (its common words alone tell nothing)."""
         if n <= 0:
             return []
         with self._lock:

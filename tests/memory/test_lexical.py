@@ -565,3 +565,6 @@ def test_a_turn_matching_only_its_speakers_name_is_no_hit() -> None:
     everyone = index.search("Diego said", 6)
     assert len(everyone) == 6
     assert index.search("Diego said", 6, common_share=0.35) == everyone
+    # a common word beside one no record holds: nothing tells a hit apart, so none is kept
+    assert index.search("Diego yesterday", 6, common_share=0.35) == []
+    assert len(index.search("Diego yesterday", 6)) == 3
