@@ -706,21 +706,29 @@ GINAS_FLIGHT = [
 ]
 
 
+GINAS_QUESTION = "Which book was Gina told to bring to Lisbon?"
+
+
+def ask_gina(
+    tmp_path: Path, rows: list[tuple[Any, ...]], k: int, *options: Any
+) -> list[RetrievalOutput]:
+    """`GINAS_QUESTION` over `rows` (asked two days on) with each of `options`: the outputs."""
+    store = open_with(tmp_path / "chat", rows, SentenceTransformerEmbedder())
+    try:
+        asked = {"question_time": "2026-05-12T10:00:00", "admin": True, "k": k}
+        return [retrieve(store, GINAS_QUESTION, options=o, **asked) for o in options]
+    finally:
+        store.close()
+
+
 def test_the_other_speakers_reply_is_read_with_the_question_it_answers(tmp_path: Path) -> None:
     """Jon's answer shares no word with the question (a novel to take for Portugal, not a book
     to bring to Lisbon, and no Gina): on its own it ranks below Gina's six near-identical
     laments and her flight stories; read with her question (its moment, fusion's reading of a
     conversation: `memory.moments`) it makes a context of nine."""
-    store = open_with(tmp_path / "chat", GINAS_FLIGHT, SentenceTransformerEmbedder())
-    try:
-        asked = {"question_time": "2026-05-12T10:00:00", "admin": True, "k": 9}
-        question = "Which book was Gina told to bring to Lisbon?"
-        alone = retrieve(store, question, options=ABLATIONS["memfuse_no_moments"], **asked)
-        assert "j1" not in alone.event_ids
-        read = retrieve(store, question, options=MEMFUSE, **asked)
-        assert "j1" in read.event_ids
-    finally:
-        store.close()
+    alone, read = ask_gina(tmp_path, GINAS_FLIGHT, 9, ABLATIONS["memfuse_no_moments"], MEMFUSE)
+    assert "j1" not in alone.event_ids
+    assert "j1" in read.event_ids
 
 
 def test_round_two_finds_the_other_speakers_reply_that_round_one_cannot_reach(
@@ -735,18 +743,11 @@ def test_round_two_finds_the_other_speakers_reply_that_round_one_cannot_reach(
         "g2": chat("g2", "2026-05-10 19:13", "Gina", "Great, thanks!"),
     }
     rows = [late.get(row[0], row) for row in GINAS_FLIGHT]
-    store = open_with(tmp_path / "chat", rows, SentenceTransformerEmbedder())
-    try:
-        asked = {"question_time": "2026-05-12T10:00:00", "admin": True, "k": 8}
-        question = "Which book was Gina told to bring to Lisbon?"
-        one = retrieve(store, question, options=ABLATIONS["memfuse_no_ar"], **asked)
-        assert "j1" not in one.event_ids
-        full = retrieve(store, question, options=MEMFUSE, **asked)
-        assert full.round == 2 and full.plans[1].pivot.enabled
-        assert "g1" in full.plans[1].pivot.anchors
-        assert "j1" in full.event_ids and "j1" in full.added[1]
-    finally:
-        store.close()
+    one, full = ask_gina(tmp_path, rows, 8, ABLATIONS["memfuse_no_ar"], MEMFUSE)
+    assert "j1" not in one.event_ids
+    assert full.round == 2 and full.plans[1].pivot.enabled
+    assert "g1" in full.plans[1].pivot.anchors
+    assert "j1" in full.event_ids and "j1" in full.added[1]
 
 
 def phone_week() -> list[tuple[Any, ...]]:
