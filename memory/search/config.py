@@ -153,8 +153,8 @@ class SearchConfig(BaseModel):
         'PASSED" matched "which restaurant did Diego quit?" by the name alone and, being '
         "short, headed the list, which fuses by rank level with the best dense hit (a query "
         "whose words are all that common keeps every hit; one whose other words no record "
-        "holds keeps none — kept only where some record holds an uncommon query word, the "
-        "conversations read 0.811). (2) The plan's rewrites lose them "
+        "holds keeps none: keeping every hit then too, the conversations read 0.811). (2) The "
+        "plan's rewrites lose them "
         '(`seeds.without_common_words`): "Sam series watch" sat nearest to every turn Sam '
         "said. `memfuse bench --suite`, recall@20, none → (1) → (1)+(2): conversation_dev "
         "0.786 → 0.798 → 0.820, seed 11 0.463 → 0.464 → 0.468, seed 7 0.454 → 0.454 → 0.452, "
