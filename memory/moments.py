@@ -113,40 +113,21 @@ class Moments:
         best: np.ndarray = ((own + before + after) / 3.0).max(axis=1)
         return best
 
-    def top(
-        self,
-        query: np.ndarray,
-        n: int,
-        as_of: datetime | None,
-        visible: Callable[[str], bool] | None = None,
-    ) -> list[tuple[str, float]]:
+    def top(self, query: np.ndarray, n: int, as_of: datetime | None) -> list[tuple[str, float]]:
         """The `n` best turns for one query by their moments (ties by id), among those
-        recorded by `as_of` and `visible` admits (all when None). A turn whose moments all
-        lie after `as_of` scores its own cosine, as in a memory that never held them."""
+        recorded by `as_of`. A turn whose moments all lie after `as_of` scores its own
+        cosine, as in a memory that never held them."""
         if n <= 0 or not len(self):
             return []
         scores = self.scores(query, as_of)
+        rows = np.arange(len(self))
         if as_of is not None:
-            scores = np.where(self.own_time <= _seconds(as_of), scores, -np.inf)
-        ask = min(len(self), n * 4)
-        while True:
-            if ask < len(self):
-                best = np.argpartition(-scores, ask - 1)[:ask]
-            else:
-                best = np.arange(len(self))
-            ranked = sorted(
-                (int(r) for r in best if scores[r] > -np.inf),
-                key=lambda r: (-float(scores[r]), self.ids[r]),
-            )
-            hits: list[tuple[str, float]] = []
-            for r in ranked:
-                if visible is None or visible(self.ids[r]):
-                    hits.append((self.ids[r], float(scores[r])))
-                    if len(hits) == n:
-                        return hits
-            if ask >= len(self):
-                return hits
-            ask = min(len(self), ask * 4)
+            rows = rows[self.own_time <= _seconds(as_of)]
+        if rows.size > n:  # only rows at or above the n-th best score can make the cut
+            cutoff = np.partition(scores[rows], rows.size - n)[rows.size - n]
+            rows = rows[scores[rows] >= cutoff]
+        ranked = sorted(rows.tolist(), key=lambda r: (-float(scores[r]), self.ids[r]))[:n]
+        return [(self.ids[r], float(scores[r])) for r in ranked]
 
     def cosines(
         self, queries: np.ndarray, node_ids: Sequence[str], as_of: datetime | None
