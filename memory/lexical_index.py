@@ -324,19 +324,22 @@ class LexicalIndex:
         order: words every record of a kind carries (a speaker's name in each of their turns)
         say nothing about which record is meant."""
         with self._lock:
-            limit = share * len(self._slot_of)
-            return [
-                term
-                for term in dict.fromkeys(self._tokenize(text))
-                if (tid := self._token_id.get(term)) is not None and self._postings[tid].n > limit
-            ]
+            return self._common(list(dict.fromkeys(self._tokenize(text))), share)
+
+    def _common(self, tokens: list[str], share: float) -> list[str]:
+        limit = share * len(self._slot_of)
+        return [
+            term
+            for term in tokens
+            if (tid := self._token_id.get(term)) is not None and self._postings[tid].n > limit
+        ]
 
     def _uncommon_holders(self, query: str, common_share: float) -> np.ndarray | None:
         """Slots of the documents holding a query token found in at most `common_share` of
         the documents (a token the index lacks is uncommon and held by none); None when no
         query token is common, or every one is (nothing to tell hits apart by)."""
         tokens = list(dict.fromkeys(self._tokenize(query)))
-        common = set(self.common(query, common_share))
+        common = set(self._common(tokens, common_share))
         if not common or len(common) == len(tokens):
             return None
         uncommon = [

@@ -170,7 +170,8 @@ class MemoryStoreAPI(Protocol):
         """BM25L over the same texts; only positive scores, best first; `between` keeps the
         nodes whose time span meets it (scored against the whole memory all the same); with
         `common_share`, a node that shares with the query only tokens found in more than that
-        share of the documents is no hit (unless every query token is that common)."""
+        share of the documents is no hit (a query whose tokens are all that common keeps every
+        hit; one whose other tokens no document holds has none)."""
 
     def moment_search(
         self, query_vector: np.ndarray, n: int, as_of: datetime | None = None

@@ -61,6 +61,11 @@ def _words(text: str) -> set[str]:
     return set(WORD.findall(text.lower()))
 
 
+def _common_words(words: set[str], texts: list[set[str]], share: float) -> list[str]:
+    """Those of `words` found in more than `share` of `texts`, sorted."""
+    return [w for w in sorted(words) if sum(w in t for t in texts) > share * len(texts)]
+
+
 class FakeStore:
     """MemoryStoreAPI over plain dicts; `calls` records every retrieval call by name."""
 
@@ -296,7 +301,11 @@ class FakeStore:
         self.common_shares.append(common_share)
         wanted = _words(query)
         words_of = self._words_by_node()
-        common = set(self.common_terms(query, common_share)) if common_share is not None else set()
+        common = (
+            set(_common_words(wanted, list(words_of.values()), common_share))
+            if common_share is not None
+            else set()
+        )
         if common and common != wanted:  # the store's rule: a hit must share an uncommon word
             words_of = {i: ws for i, ws in words_of.items() if ws & (wanted - common)}
         hits = []
@@ -320,8 +329,7 @@ class FakeStore:
 
     def common_terms(self, text: str, share: float) -> list[str]:
         """The fake's words of `text` found in more than `share` of its events and packs."""
-        texts = list(self._words_by_node().values())
-        return [w for w in sorted(_words(text)) if sum(w in t for t in texts) > share * len(texts)]
+        return _common_words(_words(text), list(self._words_by_node().values()), share)
 
     def term_rarity(self, text: str) -> dict[str, float]:
         """idf over the event texts, in the fake's own words."""
