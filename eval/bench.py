@@ -11,7 +11,9 @@ judged against its checklist (`eval.bench_question`).
 whole scenario, so stores stay reusable across limits). Timings leave warm-up out:
 the embedding model is loaded before an ingest is timed, question texts are embedded
 (into the persistent embedding cache) before any system runs, and every system makes
-one untimed retrieval per store before its questions are measured.
+one untimed retrieval per store before its questions are measured. Nothing else a system
+embeds while answering comes from that cache: each question pays for its own texts, as a
+question never asked before does (`eval.bench_queries`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from eval.bench_queries import fresh_queries
 from eval.bench_question import AnswerScorer, measure
 from eval.bench_stores import BuiltStores
 from eval.context_changes import context_changes
@@ -40,6 +43,11 @@ from memory.formats.loader import load_dataset
 from memory.formats.models import BenchDataset, BenchQuestion, BenchScenario, DatasetFormat
 
 NO_LLM_NOTE = "No LLM configured: only retrieval metrics are reported (no checklist score)."
+QUERY_EMBEDDING_NOTE = (
+    "latency: every question's own text was embedded before timing; any other text a system "
+    "embedded while answering was encoded by the model, as for a question never asked before "
+    "(none read from the embedding cache; query_texts_encoded counts them per question)"
+)
 
 
 @dataclass
@@ -197,6 +205,8 @@ class _Runner:
         self.distractors: dict[str, dict[str, set[str]]] = {}  # scenario -> question -> ids
         self.records: list[dict[str, Any]] = []
         self.ingests_run = 0
+        self.query_encodes: dict[str, list[int]] = {s.name: [] for s in systems}
+        """Per system, the texts the model encoded for each timed question (`FreshQueries`)."""
 
     def run(self) -> None:
         modes = list(dict.fromkeys(s.ingest_mode for s in self.systems))
@@ -244,10 +254,16 @@ class _Runner:
                 if extra:
                     self.ingest_extras[system.name].append(extra)
                 bar.update(task, description=f"{scenario.scenario_id}: {system.name}")
-                if questions:  # untimed warm-up: first-query costs (lazy loads, caches) aside
-                    system.retrieve(prepared.store, _warm_up(questions[0]), self.k)
-                for question in questions:
-                    self._ask(system, scenario, question, prepared.store)
+                texts = [q.question for q in questions]
+                with fresh_queries(prepared.store, texts) as fresh:  # eval.bench_queries
+                    if questions:  # untimed warm-up: first-query costs (lazy loads) aside
+                        system.retrieve(prepared.store, _warm_up(questions[0]), self.k)
+                    for question in questions:
+                        if fresh is not None:
+                            fresh.next_question()
+                        self._ask(system, scenario, question, prepared.store)
+                        if fresh is not None:
+                            self.query_encodes[system.name].append(fresh.encoded)
                 bar.advance(task)
         finally:
             close = getattr(prepared.store, "close", None)
@@ -293,6 +309,8 @@ class _Runner:
             seconds, events = self.ingest_seconds[system.name], self.ingest_events[system.name]
             overall["ingest_events_per_s"] = events / seconds if seconds > 0 else None
             overall["mean_rounds"] = mean(self.rounds[system.name])
+            encodes = self.query_encodes[system.name]
+            overall["query_texts_encoded"] = mean([float(n) for n in encodes]) if encodes else None
             if apart:
                 overall["excluded_categories"] = sorted(apart)
             overall.update(_mean_dicts(self.extras[system.name]))
@@ -309,6 +327,8 @@ class _Runner:
         notes = list(self.dataset.notes)
         if self.scorer is None:
             notes.insert(0, NO_LLM_NOTE)
+        if any(INGESTORS[s.ingest_mode].needs_store for s in self.systems):
+            notes.append(QUERY_EMBEDDING_NOTE)
         if self.limit:
             notes.append(
                 f"limit: {self.limit} question(s) of every scenario, taken round-robin over "
