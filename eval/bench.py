@@ -28,7 +28,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from eval.bench_queries import fresh_queries
+from eval.bench_queries import FreshQueries, fresh_queries, question_encode_ms
 from eval.bench_question import AnswerScorer, measure
 from eval.bench_stores import BuiltStores
 from eval.context_changes import context_changes
@@ -243,6 +243,7 @@ class _Runner:
                 embed_queries([q.question for q in questions])
             extra = dict(mode.extra_metrics(prepared.store, scenario)) if mode.extra_metrics else {}
             heap.settle()  # as a served store is: no full collection scans what it loaded
+            encode_ms = question_encode_ms(prepared.store, [q.question for q in questions])
             for system in (s for s in self.systems if s.ingest_mode == mode.name):
                 self.ingest_seconds[system.name] += prepared.ingest_seconds
                 if prepared.cache is not None:
@@ -261,9 +262,7 @@ class _Runner:
                     for question in questions:
                         if fresh is not None:
                             fresh.next_question()
-                        self._ask(system, scenario, question, prepared.store)
-                        if fresh is not None:
-                            self.query_encodes[system.name].append(fresh.encoded)
+                        self._ask(system, scenario, question, prepared.store, fresh, encode_ms)
                 bar.advance(task)
         finally:
             close = getattr(prepared.store, "close", None)
@@ -272,7 +271,13 @@ class _Runner:
             heap.thaw()
 
     def _ask(
-        self, system: BenchSystem, scenario: BenchScenario, question: BenchQuestion, store: Any
+        self,
+        system: BenchSystem,
+        scenario: BenchScenario,
+        question: BenchQuestion,
+        store: Any,
+        fresh: FreshQueries | None = None,
+        encode_ms: Mapping[str, float] | None = None,
     ) -> None:
         from memory.access import VisibleStore
 
@@ -289,7 +294,12 @@ class _Runner:
                 scenario.labelled_events
             )
         targeted = self.distractors[scenario.scenario_id].get(question.question_id, set())
-        m, record = measure(system, scenario, question, outcome, judged, targeted)
+        charged = 0.0
+        if fresh is not None:
+            self.query_encodes[system.name].append(fresh.encoded)
+            if fresh.read_question:
+                charged = (encode_ms or {}).get(question.question, 0.0)
+        m, record = measure(system, scenario, question, outcome, judged, targeted, charged)
         self.measures[system.name].append(m)
         self.rounds[system.name].append(float(outcome.rounds))
         self.extras[system.name].append(outcome.extras)

@@ -14,10 +14,17 @@ So while a store's questions are timed, its embedder is `FreshQueries`: the ques
 come from the vectors embedded before timing, every other text from the model itself, once
 per question (remembered until the next question, as the cache would within one answer), and
 nothing is written to the cache.
+
+That search time leaves out the question's own encoding, which every system but BM25 needs
+and a user waits for too. `from_text` latency adds it: the model's time for the question
+alone (`question_encode_ms`), charged to each system that read the question's vector. memfuse,
+which could encode the question in the same call as its own texts, is charged the full
+separate call, so its figure errs high.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -40,6 +47,9 @@ class FreshQueries:
         self._this_question: dict[str, np.ndarray] = {}
         self.encoded = 0
         """Texts the model encoded since the last `next_question` (the warm-up's, before it)."""
+        self.read_question = False
+        """Whether the system asked for a question's own vector since the last `next_question`
+        (BM25 alone never does): a user would have waited for its encoding as well."""
 
     @property
     def model_id(self) -> str:
@@ -53,8 +63,10 @@ class FreshQueries:
         """Forget what the last question had encoded: the next one pays for its own texts."""
         self._this_question.clear()
         self.encoded = 0
+        self.read_question = False
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.read_question = self.read_question or any(t in self._questions for t in texts)
         known = self._questions | self._this_question
         new = [text for text in dict.fromkeys(texts) if text not in known]
         if new:
@@ -65,6 +77,25 @@ class FreshQueries:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([np.asarray(known[text], dtype=np.float32) for text in texts])
+
+
+def question_encode_ms(store: Any, questions: Sequence[str]) -> dict[str, float]:
+    """Per question text, the model's time to encode it alone, as for a user's new question
+    (after one untimed call, so no first-call cost is in it); empty for a store without an
+    embedder of its own. Timed once per store, so every system is charged the same figure
+    (`from_text` latency)."""
+    embedder = getattr(store, "embedder", None)
+    texts = list(dict.fromkeys(questions))
+    if embedder is None or not texts:
+        return {}
+    model = uncached(embedder)
+    model.embed([f"untimed: {texts[0]}"])
+    timed: dict[str, float] = {}
+    for text in texts:
+        started = time.perf_counter()
+        model.embed([text])
+        timed[text] = (time.perf_counter() - started) * 1000.0
+    return timed
 
 
 @contextmanager

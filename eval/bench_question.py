@@ -74,9 +74,11 @@ def measure(
     outcome: RetrievalOutcome,
     judged: Mapping[str, Any] | None,
     distractors: AbstractSet[str] = frozenset(),
+    question_encode_ms: float = 0.0,
 ) -> tuple[QuestionMeasure, dict[str, Any]]:
     """The question's metrics and its questions.jsonl record; `distractors` are the events
-    the generator wrote to mislead this question."""
+    the generator wrote to mislead this question; `question_encode_ms` what encoding its
+    text took, where the system read its vector (`eval.bench_queries`)."""
     ids = outcome.event_ids
     retrieved = set(ids)
     lines = [e.text for e in sorted(outcome.context, key=lambda e: e.timestamp)]
@@ -92,6 +94,7 @@ def measure(
         unscorable=bool(judged and judged.get("unscorable")),
         distractors=len(distractors),
         distractors_retrieved=len(distractors & retrieved),
+        question_encode_ms=question_encode_ms,
     )
     record: dict[str, Any] = {
         "system": system.name,
@@ -103,6 +106,7 @@ def measure(
         "checklist_coverage": m.checklist_coverage,
         "context_tokens": tokens,
         "search_ms": round(outcome.elapsed_ms, 3),
+        "question_encode_ms": round(question_encode_ms, 3),
         "rounds": outcome.rounds,
         "retrieved_ids": ids if len(ids) <= 200 else [*ids[:200], f"... {len(ids) - 200} more"],
         "gold_ids": question.evidence_ids,

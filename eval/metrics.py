@@ -155,6 +155,8 @@ class QuestionMeasure:
     unscorable: bool = False
     distractors: int = 0  # distractor events written against this question (MemFuseBench)
     distractors_retrieved: int = 0  # of them, how many the context holds
+    question_encode_ms: float = 0.0
+    """The question's own encoding, where the system read its vector (`eval.bench_queries`)."""
 
 
 def aggregate(measures: Sequence[QuestionMeasure], with_judge: bool) -> dict[str, object]:
@@ -172,6 +174,8 @@ def aggregate(measures: Sequence[QuestionMeasure], with_judge: bool) -> dict[str
         "context_tokens": mean(m.context_tokens for m in measures),
         "search_p50_ms": percentile([m.search_ms for m in measures], 50),
         "search_p95_ms": percentile([m.search_ms for m in measures], 95),
+        "from_text_p50_ms": percentile([m.search_ms + m.question_encode_ms for m in measures], 50),
+        "from_text_p95_ms": percentile([m.search_ms + m.question_encode_ms for m in measures], 95),
         "recall_skipped": len(measures) - len(recall_measured),
     }
     targeted = [m for m in measures if m.distractors]
