@@ -29,6 +29,13 @@ class CountingModel(BagOfWordsEmbedder):
         return super().embed(texts)
 
 
+class StoreWith:
+    """What the bench needs of a store here: its embedder, as an attribute it may swap."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+
+
 @pytest.fixture
 def cached(tmp_path):
     model = CountingModel()
@@ -71,12 +78,7 @@ def test_what_a_timed_question_encodes_is_never_written_to_the_cache(cached):
 
 def test_each_question_is_timed_alone_through_the_model(cached):
     model, embedder = cached
-
-    class Store:
-        pass
-
-    store = Store()
-    store.embedder = embedder
+    store = StoreWith(embedder)
     embedder.embed(["Why?", "Who?"])  # on disk: the timing must encode them all the same
     model.seen.clear()
     timed = question_encode_ms(store, ["Why?", "Who?", "Why?"])
@@ -88,12 +90,7 @@ def test_each_question_is_timed_alone_through_the_model(cached):
 
 def test_the_store_gets_its_own_embedder_back_whatever_the_block_raised(cached):
     _, embedder = cached
-
-    class Store:
-        pass
-
-    store = Store()
-    store.embedder = embedder
+    store = StoreWith(embedder)
     with pytest.raises(RuntimeError), fresh_queries(store, ["q?"]) as fresh:
         assert store.embedder is fresh and isinstance(fresh, FreshQueries)
         raise RuntimeError("a system failed mid-question")
