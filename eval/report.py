@@ -418,6 +418,48 @@ def _source_section(source: Mapping[str, Any]) -> list[str]:
     ]
 
 
+LATENCY_MEASURES = (
+    ("search", "Search, the question's vector given"),
+    ("from_text", "From text: the search plus the question's own encoding"),
+)
+
+
+def suite_latency_section(summary: Mapping[str, Any]) -> list[str]:
+    """Every system's p50 / p95 ms per source, searched and from text, each p95 also as a
+    multiple of hybrid's on that source (issue 21's bars: memfuse ≤ 10×, memfuse_no_ar ≤ 4×,
+    asked of the search alone)."""
+    sources = [s for s in summary["sources"] if s.get("latency")]
+    if not sources:
+        return []
+    intro = (
+        "p50 / p95 ms over each source's questions, and the p95 as a multiple of hybrid's on the "
+        "same source. Every text a system embeds besides the question is encoded as for a new "
+        "question; from text adds the question's own encoding to the systems that read its "
+        "vector (`eval/bench_queries.py`)."
+    )
+    lines = ["## Latency", "", intro]
+    for measure, title in LATENCY_MEASURES:
+        rows = []
+        for system in summary["systems"]:
+            cells = []
+            for source in sources:
+                block = source["latency"].get(system) or {}
+                p50, p95 = block.get(f"{measure}_p50_ms"), block.get(f"{measure}_p95_ms")
+                ref = (source["latency"].get("hybrid") or {}).get(f"{measure}_p95_ms")
+                cell = f"{fmt(p50, 'ms')} / {fmt(p95, 'ms')}"
+                if system != "hybrid" and p95 is not None and ref:
+                    cell += f" ({p95 / ref:.1f}×)"
+                cells.append(cell)
+            rows.append([system, *cells])
+        lines += [
+            "",
+            f"### {title}",
+            "",
+            *md_table(["system", *(s["name"] for s in sources)], rows),
+        ]
+    return [*lines, ""]
+
+
 def suite_markdown(summary: Mapping[str, Any]) -> str:
     """suite.md: the worst-case gap table, one verdict per system, then every source's table."""
     reference, k = summary["reference"], summary["k"]
@@ -435,6 +477,7 @@ def suite_markdown(summary: Mapping[str, Any]) -> str:
     lines += ["", f"## Recall@{k} per source", ""]
     for source in summary["sources"]:
         lines += _source_section(source)
+    lines += suite_latency_section(summary)
     notes = SUITE_NOTES.format(reference=reference, held_out=summary["held_out_seed"])
     lines += ["## How to read it", "", *notes.splitlines()]
     if summary["notes"]:

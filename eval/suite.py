@@ -304,6 +304,17 @@ def run_suite(
     return suite
 
 
+LATENCY_KEYS = ("search_p50_ms", "search_p95_ms", "from_text_p50_ms", "from_text_p95_ms")
+
+
+def latency_table(results: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Per system, its Overall search and from-text latency in ms (`eval.bench_queries`)."""
+    return {
+        name: {key: block["overall"].get(key) for key in LATENCY_KEYS}
+        for name, block in results["systems"].items()
+    }
+
+
 def _n_questions(run: BenchResults) -> int | None:
     """Questions counted in the source's Overall (apart categories left out)."""
     return run.results["systems"][BASELINES[-1]]["overall"].get("n_questions")
@@ -336,6 +347,7 @@ def _summary(
                 "best_baseline": best_baseline(tables[s.name]),
                 "ablation_margins": ablation_margins(tables[s.name]),
                 "context_changes": runs[s.name].results.get("context_changes", {}),
+                "latency": latency_table(runs[s.name].results),
             }
             for s in sources
         ],

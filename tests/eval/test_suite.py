@@ -119,6 +119,14 @@ def test_reports_are_written_and_agree(ran):
     assert "## Against the best baseline" in report and "## What each part adds" in report
     assert "## What each part changes" in report and "### What each part changes" in text
     assert "adversarial (apart)" in text and "### tiny" in text
+    # every system's latency per source, searched and from text, p95 against hybrid's
+    assert "## Latency" in text and "### From text" in text
+    tiny = next(s for s in ran.summary["sources"] if s["name"] == "tiny")
+    hybrid, memfuse = tiny["latency"]["hybrid"], tiny["latency"]["memfuse"]
+    assert set(memfuse) == set(suite_module.LATENCY_KEYS)
+    assert memfuse["from_text_p95_ms"] >= memfuse["search_p95_ms"] > 0
+    ratio = memfuse["search_p95_ms"] / hybrid["search_p95_ms"]
+    assert f"({ratio:.1f}×)" in text.split("## Latency")[1]
     for source in ("locomo-locomo_small", "tiny"):
         assert (ran.out_dir / source / "report.md").is_file()
     assert (ran.out_dir / "stores").is_dir()  # one store cache shared by every source
