@@ -236,34 +236,36 @@ class _Runner:
         prepared = self.cache.prepare(scenario, mode)
         self.ingests_run += int(prepared.built_now)
         try:
+            texts = [q.question for q in questions]
             embed_queries = getattr(prepared.store, "embed_queries", None)
             if embed_queries is not None and questions:
                 # every system then finds the question vectors in the embedding cache, so
                 # latency compares searches, not who paid for encoding a question first
-                embed_queries([q.question for q in questions])
+                embed_queries(texts)
             extra = dict(mode.extra_metrics(prepared.store, scenario)) if mode.extra_metrics else {}
             heap.settle()  # as a served store is: no full collection scans what it loaded
-            encode_ms = question_encode_ms(prepared.store, [q.question for q in questions])
-            for system in (s for s in self.systems if s.ingest_mode == mode.name):
-                self.ingest_seconds[system.name] += prepared.ingest_seconds
-                if prepared.cache is not None:
-                    by_cache = self.ingest_by_cache[system.name]
-                    by_cache[prepared.cache] = (
-                        by_cache.get(prepared.cache, 0.0) + prepared.ingest_seconds
-                    )
-                self.ingest_events[system.name] += len(scenario.events)
-                if extra:
-                    self.ingest_extras[system.name].append(extra)
-                bar.update(task, description=f"{scenario.scenario_id}: {system.name}")
-                texts = [q.question for q in questions]
-                with fresh_queries(prepared.store, texts) as fresh:  # eval.bench_queries
+            encode_ms = question_encode_ms(prepared.store, texts)
+            # one FreshQueries for the store's systems: each question starts with nothing but
+            # the question vectors (`next_question`), whichever system asked before it
+            with fresh_queries(prepared.store, texts) as fresh:  # eval.bench_queries
+                for system in (s for s in self.systems if s.ingest_mode == mode.name):
+                    self.ingest_seconds[system.name] += prepared.ingest_seconds
+                    if prepared.cache is not None:
+                        by_cache = self.ingest_by_cache[system.name]
+                        by_cache[prepared.cache] = (
+                            by_cache.get(prepared.cache, 0.0) + prepared.ingest_seconds
+                        )
+                    self.ingest_events[system.name] += len(scenario.events)
+                    if extra:
+                        self.ingest_extras[system.name].append(extra)
+                    bar.update(task, description=f"{scenario.scenario_id}: {system.name}")
                     if questions:  # untimed warm-up: first-query costs (lazy loads) aside
                         system.retrieve(prepared.store, _warm_up(questions[0]), self.k)
                     for question in questions:
                         if fresh is not None:
                             fresh.next_question()
                         self._ask(system, scenario, question, prepared.store, fresh, encode_ms)
-                bar.advance(task)
+                    bar.advance(task)
         finally:
             close = getattr(prepared.store, "close", None)
             if close is not None:

@@ -439,13 +439,13 @@ def suite_latency_section(summary: Mapping[str, Any]) -> list[str]:
     )
     lines = ["## Latency", "", intro]
     for measure, title in LATENCY_MEASURES:
+        refs = [(s["latency"].get("hybrid") or {}).get(f"{measure}_p95_ms") for s in sources]
         rows = []
         for system in summary["systems"]:
             cells = []
-            for source in sources:
+            for source, ref in zip(sources, refs, strict=True):
                 block = source["latency"].get(system) or {}
                 p50, p95 = block.get(f"{measure}_p50_ms"), block.get(f"{measure}_p95_ms")
-                ref = (source["latency"].get("hybrid") or {}).get(f"{measure}_p95_ms")
                 cell = f"{fmt(p50, 'ms')} / {fmt(p95, 'ms')}"
                 if system != "hybrid" and p95 is not None and ref:
                     cell += f" ({p95 / ref:.1f}×)"
