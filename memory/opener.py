@@ -33,6 +33,7 @@ def embedding_config(settings: MemFuseSettings, data_dir: Path) -> EmbeddingConf
         base_url=settings.embedding_base_url,
         api_key=settings.embedding_key(),
         precision=settings.embedding_precision,
+        runtime=settings.embedding_runtime,
         cache_path=embedding_cache(data_dir),
     )
 

@@ -82,6 +82,12 @@ class MemFuseSettings(BaseSettings):
         "does it natively (2.6x faster MiniLM, vectors within cosine 0.9999 of float32), "
         "float32 elsewhere; see memory.embeddings.EmbeddingConfig.precision.",
     )
+    embedding_runtime: Literal["auto", "torch", "onnx"] = Field(
+        default="auto",
+        description="What runs a local model's small calls (a question, a plan's rewrites): "
+        "`auto` = onnxruntime on the model exported once where that works, else torch; see "
+        "memory.embeddings.EmbeddingConfig.runtime.",
+    )
 
     llm_model: str | None = Field(
         default=None, description="Chat model name; unset = offline mode."

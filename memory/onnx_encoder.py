@@ -1,0 +1,210 @@
+"""Small embedding calls through onnxruntime: the same local model, exported once.
+
+A question, a plan's rewrites, one fused summary: a call of a few short texts is
+latency-bound, and torch's eager per-operator overhead is most of its cost. On the 2-core
+development box the bundled MiniLM embedded three short texts in 11.0 ms at p50 through
+sentence-transformers (bfloat16 autocast, two threads) and in 6.4 ms through onnxruntime
+(float32, two threads), one short text in 8.7 ms (torch float32) and 3.2 ms; a batch of 64
+event texts took 136 ms under torch's bfloat16 and 180 ms under onnxruntime, so only small
+calls come here (`SMALL_BATCH`) and ingest stays on torch. (onnxruntime's int8 dynamic
+quantisation was faster again, 2.8 ms for the three texts, but its vectors sat at cosine
+0.96-0.97 from float32: another vector space, not kept.)
+
+The export is the model's own transformer (`torch.onnx.export`), taken from the loaded
+sentence-transformers model, so the vectors are the model's to float rounding: before its first
+use the encoder embeds probe texts both ways and is refused below cosine `AGREEMENT` (the
+embedder then stays on torch). The file is cached under a key of the weights and the exporting
+library versions, written to a temporary name and renamed into place, so a crash, a full disk or
+a second process exporting at the same moment never leaves a half-written model to load; a
+cached file that fails to load is exported again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import logging
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+AGREEMENT = 0.9999
+"""Least cosine between an exported model's vector and torch's (float32) for a probe text."""
+PROBES = (
+    "When did the kettle in the kitchen switch on?",
+    "watch_anna: heart rate 112 bpm while walking on Elm Street",
+    "Callum told Peggy the plumber comes on Friday at 9:30.",
+)
+OPSET = 17
+_EXPORT_LIBRARIES = ("torch", "transformers", "onnx", "sentence-transformers")
+
+
+class ExportUnsupported(RuntimeError):
+    """The model is not a plain transformer + mean/CLS pooling (+ normalise) stack."""
+
+
+def default_cache_dir() -> Path:
+    """Where exported models live: per user, not per data dir (the model is not the data)."""
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "memfuse" / "onnx"
+
+
+def _pooling_mode(model: Any) -> str:
+    """`mean` or `cls` from the model's Pooling module; anything else is not exported."""
+    modules = list(model)
+    names = [type(m).__name__ for m in modules]
+    if names[:2] != ["Transformer", "Pooling"] or any(n != "Normalize" for n in names[2:]):
+        raise ExportUnsupported(f"module stack {names}")
+    config = modules[1].get_config_dict()
+    mode = config.get("pooling_mode")
+    if mode is None:  # sentence-transformers < 6 keeps one flag per mode
+        flags = {"mean": "pooling_mode_mean_tokens", "cls": "pooling_mode_cls_token"}
+        mode = next((m for m, flag in flags.items() if config.get(flag)), None)
+    if mode not in ("mean", "cls"):
+        raise ExportUnsupported(f"pooling mode {mode!r}")
+    return str(mode)
+
+
+def export_key(model: Any) -> str:
+    """A digest of the weights and of the libraries that shape the export."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name, tensor in sorted(model[0].auto_model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().contiguous().cpu().numpy().tobytes())
+    for library in _EXPORT_LIBRARIES:
+        try:
+            digest.update(f"{library}={importlib.metadata.version(library)}".encode())
+        except importlib.metadata.PackageNotFoundError:
+            digest.update(f"{library}=-".encode())
+    digest.update(f"opset={OPSET}".encode())
+    return digest.hexdigest()
+
+
+def _export(model: Any, path: Path) -> None:
+    """Export the model's transformer to `path`, atomically (temporary file, then rename)."""
+    import torch
+
+    transformer = model[0].auto_model
+    sample = model.tokenizer(list(PROBES[:2]), padding=True, return_tensors="pt")
+    names = list(sample.keys())
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = transformer
+
+        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+            hidden: torch.Tensor = self.inner(
+                **dict(zip(names, inputs, strict=True))
+            ).last_hidden_state
+            return hidden
+
+    axes = {name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden"]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(handle)
+    try:
+        with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the exporter's tracer warnings are about its own code
+            torch.onnx.export(
+                LastHidden().eval(),
+                tuple(sample[name] for name in names),
+                temporary,
+                input_names=names,
+                output_names=["last_hidden"],
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
+        with open(temporary, "rb") as written:
+            os.fsync(written.fileno())
+        os.replace(temporary, path)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+class OnnxEncoder:
+    """One exported sentence-transformers model and its onnxruntime sessions by thread count."""
+
+    def __init__(self, model: Any, path: Path, pooling: str):
+        import onnxruntime
+
+        self._ort = onnxruntime
+        self._tokenizer = model.tokenizer
+        self._max_length = int(model.max_seq_length or 512)
+        self._pooling = pooling
+        self._path = path
+        self._sessions: dict[int, Any] = {}
+        self._lock = threading.Lock()
+        self._inputs = [i.name for i in self.session(1).get_inputs()]
+
+    @classmethod
+    def for_model(cls, model: Any, cache_dir: Path | None = None) -> OnnxEncoder:
+        """The model exported (or found exported) and checked against torch; raises
+        `ExportUnsupported` for a stack it cannot reproduce, or the export's own error."""
+        pooling = _pooling_mode(model)
+        path = (cache_dir or default_cache_dir()) / f"{export_key(model)}.onnx"
+        if not path.exists():
+            log.info("exporting the embedding model for onnxruntime to %s (once)", path)
+            _export(model, path)
+        try:
+            encoder = cls(model, path, pooling)
+        except Exception:  # noqa: BLE001 - onnxruntime's load errors derive from Exception alone
+            # a cached file damaged on disk: export it again, once
+            log.warning("the exported model at %s did not load; exporting it again", path)
+            _export(model, path)
+            encoder = cls(model, path, pooling)
+        encoder.check_against(model)
+        return encoder
+
+    def session(self, threads: int) -> Any:
+        with self._lock:
+            session = self._sessions.get(threads)
+            if session is None:
+                options = self._ort.SessionOptions()
+                options.intra_op_num_threads = threads
+                options.inter_op_num_threads = 1
+                options.log_severity_level = 3  # warnings about unused initialisers are noise
+                session = self._ort.InferenceSession(
+                    str(self._path), options, providers=["CPUExecutionProvider"]
+                )
+                self._sessions[threads] = session
+        return session
+
+    def encode(self, texts: Sequence[str], threads: int = 1) -> np.ndarray:
+        """Pooled, unnormalised float32 rows, as the model's Pooling module computes them."""
+        features = self._tokenizer(
+            list(texts),
+            padding=True,
+            truncation=True,
+            max_length=self._max_length,
+            return_tensors="np",
+        )
+        feed = {name: np.asarray(features[name], dtype=np.int64) for name in self._inputs}
+        hidden = self.session(threads).run(None, feed)[0]
+        if self._pooling == "cls":
+            return np.asarray(hidden[:, 0], dtype=np.float32)
+        mask = np.asarray(features["attention_mask"], dtype=np.float32)[..., None]
+        pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        return np.asarray(pooled, dtype=np.float32)
+
+    def check_against(self, model: Any) -> None:
+        """Refuse an export whose vectors are not the model's (cosine below `AGREEMENT`)."""
+        reference = model.encode(
+            list(PROBES), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        ours = self.encode(PROBES)
+        ours /= np.linalg.norm(ours, axis=1, keepdims=True)
+        agreement = float((reference * ours).sum(axis=1).min())
+        if agreement < AGREEMENT:
+            raise ExportUnsupported(
+                f"the exported model agrees with torch only to cosine {agreement:.6f}"
+            )

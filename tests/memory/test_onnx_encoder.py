@@ -1,0 +1,162 @@
+"""Small embedding calls through onnxruntime: the bundled MiniLM, really exported and run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memory import embeddings, onnx_encoder
+from memory.embeddings import EmbeddingConfig, SentenceTransformerEmbedder, make_embedder
+from memory.errors import ConfigurationError
+from memory.onnx_encoder import ExportUnsupported, OnnxEncoder, export_key
+
+TEXTS = [
+    "David was limping after his run",
+    "The kitchen camera saw Mia pour cereal at 07:42 while the kettle boiled",
+    "Smart speaker: 'remind me to call grandma after dinner'",
+    "Front door lock engaged; hallway motion sensor idle for 40 minutes",
+    "Watch: heart rate 128 bpm during a 5.2 km jog along the canal",
+    "x",
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Any:
+    return SentenceTransformerEmbedder(runtime="torch")._model()
+
+
+@pytest.fixture(scope="module")
+def exported(minilm: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real export, shared: each test copies it where it needs it."""
+    folder = tmp_path_factory.mktemp("onnx")
+    OnnxEncoder.for_model(minilm, folder)
+    (path,) = folder.glob("*.onnx")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test sees the per-process export table empty (as a new process would)."""
+    monkeypatch.setattr(embeddings, "_ONNX_ENCODERS", {})
+
+
+def test_small_calls_match_torch_float32(exported: Path) -> None:
+    """The exported model's vectors are the model's: cosine > 0.9999 to torch float32 for
+    every text, one at a time and in a batch, and neighbours keep their order."""
+    torch_exact = SentenceTransformerEmbedder(precision="float32", runtime="torch")
+    onnx = SentenceTransformerEmbedder(runtime="onnx", onnx_dir=exported.parent)
+    exact = torch_exact.embed(TEXTS)
+    batch = onnx.embed(TEXTS)
+    single = np.stack([onnx.embed([text])[0] for text in TEXTS])
+    assert onnx.small_call_encoder() is not None
+    for ours in (batch, single):
+        assert ours.dtype == np.float32 and ours.shape == exact.shape
+        assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+        assert float(np.min(np.sum(exact * ours, axis=1))) > 0.9999
+        assert list(np.argsort(-(ours @ ours[1]))) == list(np.argsort(-(exact @ exact[1])))
+
+
+def test_torch_runtime_never_exports(tmp_path: Path) -> None:
+    embedder = SentenceTransformerEmbedder(runtime="torch", onnx_dir=tmp_path)
+    embedder.embed(["one short text"])
+    assert embedder.small_call_encoder() is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_is_made_once_and_found_again(
+    minilm: Any, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copy(exported, tmp_path / exported.name)
+    assert exported.name == f"{export_key(minilm)}.onnx"
+
+    def no_export(model: Any, path: Path) -> None:
+        raise AssertionError("exported again")
+
+    monkeypatch.setattr(onnx_encoder, "_export", no_export)
+    encoder = OnnxEncoder.for_model(minilm, tmp_path)
+    assert encoder.encode(["found again"]).shape == (1, 384)
+
+
+def test_a_damaged_export_is_made_again(minilm: Any, exported: Path, tmp_path: Path) -> None:
+    damaged = tmp_path / exported.name
+    damaged.write_bytes(exported.read_bytes()[: 1 << 20])  # a disk that lost the tail
+    encoder = OnnxEncoder.for_model(minilm, tmp_path)
+    assert damaged.stat().st_size == exported.stat().st_size
+    assert encoder.encode(["made again"]).shape == (1, 384)
+
+
+@pytest.mark.parametrize("fault", ["exporter", "rename"])
+def test_a_failed_export_leaves_nothing_behind(
+    minilm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """An export that dies half-way (the exporter, or the rename after it wrote everything)
+    leaves no model and no temporary file, and `auto` falls back to torch's vectors."""
+    import torch
+
+    if fault == "exporter":
+
+        def broken_export(module: Any, args: Any, path: str, **kwargs: Any) -> None:
+            Path(path).write_bytes(b"half a model")
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(torch.onnx, "export", broken_export)
+    else:
+
+        def broken_replace(src: str, dst: str) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="No space"):
+        OnnxEncoder.for_model(minilm, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+    fallback = SentenceTransformerEmbedder(precision="float32", runtime="auto", onnx_dir=tmp_path)
+    vectors = fallback.embed(TEXTS[:2])
+    assert fallback.small_call_encoder() is None
+    reference = SentenceTransformerEmbedder(precision="float32", runtime="torch").embed(TEXTS[:2])
+    assert np.allclose(vectors, reference, atol=1e-6)
+    strict = SentenceTransformerEmbedder(runtime="onnx", onnx_dir=tmp_path)
+    with pytest.raises(ConfigurationError, match="onnxruntime cannot run"):
+        strict.embed(TEXTS[:1])
+
+
+def test_a_stack_it_cannot_reproduce_is_refused(tmp_path: Path) -> None:
+    """Max pooling is not exported: `auto` keeps torch, `onnx` says why in one line."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.models import Pooling, Transformer
+
+    transformer = Transformer(str(embeddings.bundled_model_path()))
+    pooled = SentenceTransformer(modules=[transformer, Pooling(384, "max")], device="cpu")
+    with pytest.raises(ExportUnsupported, match="pooling mode 'max'"):
+        OnnxEncoder.for_model(pooled, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_that_disagrees_with_torch_is_refused(minilm: Any, exported: Path) -> None:
+    """The agreement check can fail: the same export read with the wrong pooling."""
+    wrong = OnnxEncoder(minilm, exported, pooling="cls")
+    with pytest.raises(ExportUnsupported, match="agrees with torch only"):
+        wrong.check_against(minilm)
+    OnnxEncoder(minilm, exported, pooling="mean").check_against(minilm)
+
+
+def test_the_settings_runtime_reaches_the_embedder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory.opener import embedding_config
+    from memory.settings import MemFuseSettings
+
+    assert MemFuseSettings.model_fields["embedding_runtime"].default == "auto"
+    monkeypatch.setenv("MEMFUSE_EMBEDDING_RUNTIME", "torch")
+    config = embedding_config(MemFuseSettings(), tmp_path)
+    embedder = make_embedder(config)
+    assert isinstance(embedder, embeddings.CachedEmbedder)
+    assert isinstance(embedder.inner, SentenceTransformerEmbedder)
+    assert embedder.inner.runtime == "torch"
+    with pytest.raises(ValueError, match="runtime"):
+        EmbeddingConfig(runtime="tensorrt")  # type: ignore[arg-type]
