@@ -273,8 +273,7 @@ class SentenceTransformerEmbedder:
         small = len(texts) <= SMALL_BATCH
         encoder = self.small_call_encoder() if small else None
         if encoder is not None:
-            with self._small_calls.run(sum(map(len, texts))) as count:
-                return l2_normalise(encoder.encode(texts, count))
+            return l2_normalise(encoder.encode(texts))
         threads = self._small_calls.run(sum(map(len, texts))) if small else nullcontext()
         with threads, self._arithmetic():
             vectors = model.encode(

@@ -17,6 +17,15 @@ embedder then stays on torch). The file is cached under a key of the weights and
 library versions, written to a temporary name and renamed into place, so a crash, a full disk or
 a second process exporting at the same moment never leaves a half-written model to load; a
 cached file that fails to load is exported again.
+
+One session per process, on torch's thread count (at most `MAX_THREADS`), its threads spinning
+between calls as onnxruntime's do by default. Three question-length texts, p50 / p95 with a pause
+between calls: 9.1 / 9.9 ms on two spinning threads and 11.1 / 13.2 ms on two sleeping ones on
+the quiet 2-core box (as slow as torch: `memfuse bench` read no gain over torch with them), and
+with one busy process beside it 18.3 / 30.6 against 13.4 / 17.1 ms (one thread: 15.8 / 17.0) —
+slower under load, but not torch's collapse there (`memory.embed_threads`). A session holds its
+own copy of the weights (~150 MB resident), so a second session to choose the thread count per
+call, as torch's small calls do, was not made.
 """
 
 from __future__ import annotations
@@ -26,7 +35,6 @@ import importlib.metadata
 import logging
 import os
 import tempfile
-import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +52,9 @@ PROBES = (
     "Callum told Peggy the plumber comes on Friday at 9:30.",
 )
 OPSET = 17
+MAX_THREADS = 4
+"""Most intra-op threads for a call of a few short texts (more only add synchronisation;
+measured on 2 cores only)."""
 _EXPORT_LIBRARIES = ("torch", "transformers", "onnx", "sentence-transformers")
 
 
@@ -55,6 +66,14 @@ def default_cache_dir() -> Path:
     """Where exported models live: per user, not per data dir (the model is not the data)."""
     root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(root) / "memfuse" / "onnx"
+
+
+def session_threads() -> int:
+    """The CPU threads torch is configured with (its default: the cores), at most
+    `MAX_THREADS`."""
+    import torch
+
+    return max(1, min(int(torch.get_num_threads()), MAX_THREADS))
 
 
 def _pooling_mode(model: Any) -> str:
@@ -78,7 +97,7 @@ def export_key(model: Any) -> str:
     digest = hashlib.blake2b(digest_size=16)
     for name, tensor in sorted(model[0].auto_model.state_dict().items()):
         digest.update(name.encode())
-        digest.update(tensor.detach().contiguous().cpu().numpy().tobytes())
+        digest.update(tensor.detach().contiguous().cpu().numpy())  # the buffer, not a copy
     for library in _EXPORT_LIBRARIES:
         try:
             digest.update(f"{library}={importlib.metadata.version(library)}".encode())
@@ -132,19 +151,22 @@ def _export(model: Any, path: Path) -> None:
 
 
 class OnnxEncoder:
-    """One exported sentence-transformers model and its onnxruntime sessions by thread count."""
+    """One exported sentence-transformers model and the onnxruntime session that runs it."""
 
-    def __init__(self, model: Any, path: Path, pooling: str):
+    def __init__(self, model: Any, path: Path, pooling: str, threads: int | None = None):
         import onnxruntime
 
-        self._ort = onnxruntime
         self._tokenizer = model.tokenizer
         self._max_length = int(model.max_seq_length or 512)
         self._pooling = pooling
-        self._path = path
-        self._sessions: dict[int, Any] = {}
-        self._lock = threading.Lock()
-        self._inputs = [i.name for i in self.session(1).get_inputs()]
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or session_threads()
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # notes about unused initialisers are noise
+        self._session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = [i.name for i in self._session.get_inputs()]
 
     @classmethod
     def for_model(cls, model: Any, cache_dir: Path | None = None) -> OnnxEncoder:
@@ -165,21 +187,7 @@ class OnnxEncoder:
         encoder.check_against(model)
         return encoder
 
-    def session(self, threads: int) -> Any:
-        with self._lock:
-            session = self._sessions.get(threads)
-            if session is None:
-                options = self._ort.SessionOptions()
-                options.intra_op_num_threads = threads
-                options.inter_op_num_threads = 1
-                options.log_severity_level = 3  # warnings about unused initialisers are noise
-                session = self._ort.InferenceSession(
-                    str(self._path), options, providers=["CPUExecutionProvider"]
-                )
-                self._sessions[threads] = session
-        return session
-
-    def encode(self, texts: Sequence[str], threads: int = 1) -> np.ndarray:
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Pooled, unnormalised float32 rows, as the model's Pooling module computes them."""
         features = self._tokenizer(
             list(texts),
@@ -189,7 +197,7 @@ class OnnxEncoder:
             return_tensors="np",
         )
         feed = {name: np.asarray(features[name], dtype=np.int64) for name in self._inputs}
-        hidden = self.session(threads).run(None, feed)[0]
+        hidden = self._session.run(None, feed)[0]
         if self._pooling == "cls":
             return np.asarray(hidden[:, 0], dtype=np.float32)
         mask = np.asarray(features["attention_mask"], dtype=np.float32)[..., None]
