@@ -61,6 +61,25 @@ def test_small_calls_match_torch_float32(exported: Path) -> None:
         assert list(np.argsort(-(ours @ ours[1]))) == list(np.argsort(-(exact @ exact[1])))
 
 
+def test_the_default_embedder_runs_small_calls_on_the_export_and_batches_on_torch(
+    exported: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = SentenceTransformerEmbedder(onnx_dir=exported.parent)  # runtime "auto"
+    encoder = embedder.small_call_encoder()
+    assert encoder is not None
+    calls: list[int] = []
+    real_encode = encoder.encode
+
+    def counted(texts: Any) -> np.ndarray:
+        calls.append(len(texts))
+        return real_encode(texts)
+
+    monkeypatch.setattr(encoder, "encode", counted)
+    embedder.embed(TEXTS[:3])
+    embedder.embed(TEXTS * 2)  # twelve texts: a batch, on torch
+    assert calls == [3]
+
+
 def test_torch_runtime_never_exports(tmp_path: Path) -> None:
     embedder = SentenceTransformerEmbedder(runtime="torch", onnx_dir=tmp_path)
     embedder.embed(["one short text"])
