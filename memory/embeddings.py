@@ -99,7 +99,7 @@ class EmbeddingConfig(BaseModel):
         default="auto",
         description="What runs a sentence-transformers model's small calls (up to "
         "`memory.embed_threads.SMALL_BATCH` texts: a question, a plan's rewrites, a summary) on "
-        "the CPU: `onnx` = onnxruntime on the model exported once (float32, 2-3x faster here, "
+        "the CPU: `onnx` = onnxruntime on the model exported once (float32, 1.7-2.7x faster here, "
         "see `memory.onnx_encoder`; an export that cannot be made or does not match the model "
         "is an error), `torch` = sentence-transformers, `auto` = onnx where it can be made and "
         "torch otherwise. Larger batches always run on torch.",
@@ -269,7 +269,8 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._model()
-        # a handful of texts is latency-bound: its thread count is measured (memory.embed_threads)
+        # a handful of texts is latency-bound: onnxruntime where it runs the model
+        # (memory.onnx_encoder), else torch on the thread count measured (memory.embed_threads)
         small = len(texts) <= SMALL_BATCH
         encoder = self.small_call_encoder() if small else None
         if encoder is not None:

@@ -20,6 +20,7 @@ from memory.embeddings import (
 from memory.errors import ConfigurationError
 from memory.models import Event, NodeKind
 from memory.store import MemoryStore
+from tests.support.embedders import MODEL_TEXTS
 from tests.support.fake_openai import fake_vector, start_fake_openai
 
 
@@ -170,14 +171,7 @@ def test_torch_threads_sets_and_restores() -> None:
         assert torch.get_num_threads() == before
 
 
-_PRECISION_TEXTS = [
-    "David was limping after his run",
-    "The kitchen camera saw Mia pour cereal at 07:42 while the kettle boiled",
-    "Smart speaker: 'remind me to call grandma after dinner'",
-    "Front door lock engaged; hallway motion sensor idle for 40 minutes",
-    "Watch: heart rate 128 bpm during a 5.2 km jog along the canal",
-    "x",
-]
+_PRECISION_TEXTS = MODEL_TEXTS
 
 
 def test_bfloat16_vectors_stay_within_a_hair_of_float32() -> None:

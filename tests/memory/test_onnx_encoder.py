@@ -14,15 +14,9 @@ from memory import embeddings, onnx_encoder
 from memory.embeddings import EmbeddingConfig, SentenceTransformerEmbedder, make_embedder
 from memory.errors import ConfigurationError
 from memory.onnx_encoder import ExportUnsupported, OnnxEncoder, export_key
+from tests.support.embedders import MODEL_TEXTS
 
-TEXTS = [
-    "David was limping after his run",
-    "The kitchen camera saw Mia pour cereal at 07:42 while the kettle boiled",
-    "Smart speaker: 'remind me to call grandma after dinner'",
-    "Front door lock engaged; hallway motion sensor idle for 40 minutes",
-    "Watch: heart rate 128 bpm during a 5.2 km jog along the canal",
-    "x",
-]
+TEXTS = MODEL_TEXTS
 
 
 @pytest.fixture(scope="module")

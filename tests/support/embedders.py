@@ -16,6 +16,16 @@ import numpy as np
 from memory.embeddings import HashingEmbedder
 from memory.text import tokenize
 
+MODEL_TEXTS = [
+    "David was limping after his run",
+    "The kitchen camera saw Mia pour cereal at 07:42 while the kettle boiled",
+    "Smart speaker: 'remind me to call grandma after dinner'",
+    "Front door lock engaged; hallway motion sensor idle for 40 minutes",
+    "Watch: heart rate 128 bpm during a 5.2 km jog along the canal",
+    "x",
+]
+"""Texts of many lengths (one a single letter) the real model's arithmetic is compared on."""
+
 
 class HashEmbedder(HashingEmbedder):
     """`memory.embeddings.HashingEmbedder` that counts its calls and texts, so tests can
