@@ -15,7 +15,8 @@ sentence-transformers model, so the vectors are the model's to float rounding: b
 use the encoder embeds probe texts both ways and is refused below cosine `AGREEMENT` (the
 embedder then stays on torch). The file is cached under a key of the weights and the exporting
 library versions, written to a temporary name and renamed into place, so a crash, a full disk or
-a second process exporting at the same moment never leaves a half-written model to load; a
+a second process exporting at the same moment never leaves a half-written model to load (a
+killed export's temporary file is removed by the next export, once it is an hour old); a
 cached file that fails to load is exported again.
 
 One session per process, on torch's thread count (at most `MAX_THREADS`), its threads spinning
@@ -35,6 +36,7 @@ import importlib.metadata
 import logging
 import os
 import tempfile
+import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,6 +57,9 @@ OPSET = 17
 MAX_THREADS = 4
 """Most intra-op threads for a call of a few short texts (more only add synchronisation;
 measured on 2 cores only)."""
+STALE_EXPORT_SECONDS = 3600.0
+"""Age from which an export's temporary file is taken for a killed process's (an export
+takes seconds)."""
 _EXPORT_LIBRARIES = ("torch", "transformers", "onnx", "sentence-transformers")
 
 
@@ -107,6 +112,22 @@ def export_key(model: Any) -> str:
     return digest.hexdigest()
 
 
+def remove_stale_exports(path: Path, now: float | None = None) -> int:
+    """Remove the temporary files of exports to `path` that a killed process left behind
+    (older than `STALE_EXPORT_SECONDS`: a younger one may be another process's, still
+    being written). Returns how many were removed."""
+    cutoff = (time.time() if now is None else now) - STALE_EXPORT_SECONDS
+    removed = 0
+    for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
+                removed += 1
+        except FileNotFoundError:  # its own process finished or removed it meanwhile
+            continue
+    return removed
+
+
 def _export(model: Any, path: Path) -> None:
     """Export the model's transformer to `path`, atomically (temporary file, then rename)."""
     import torch
@@ -128,6 +149,7 @@ def _export(model: Any, path: Path) -> None:
 
     axes = {name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden"]}
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_exports(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
     try:

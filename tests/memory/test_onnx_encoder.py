@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +139,55 @@ def test_a_failed_export_leaves_nothing_behind(
     strict = SentenceTransformerEmbedder(runtime="onnx", onnx_dir=tmp_path)
     with pytest.raises(ConfigurationError, match="onnxruntime cannot run"):
         strict.embed(TEXTS[:1])
+
+
+def test_a_killed_exports_leftover_is_removed_and_a_running_ones_kept(tmp_path: Path) -> None:
+    """`kill -9` mid-export leaves its temporary file; the next export removes it once it is
+    old enough not to be another process's export still being written."""
+    path = tmp_path / "model.onnx"
+    stale = tmp_path / ".model.onnx.killed.tmp"
+    running = tmp_path / ".model.onnx.running.tmp"
+    other = tmp_path / ".other.onnx.killed.tmp"
+    for leftover in (stale, running, other):
+        leftover.write_bytes(b"part of a model")
+    old = time.time() - onnx_encoder.STALE_EXPORT_SECONDS - 60
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    assert onnx_encoder.remove_stale_exports(path) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([other.name, running.name])
+
+
+def test_an_export_killed_mid_write_leaves_no_model_and_the_next_one_works(
+    minilm: Any, tmp_path: Path
+) -> None:
+    """A real `kill -9` of a process while it writes the export: no model is left under the
+    final name (only the temporary file), and the next process exports and uses it."""
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from memory.embeddings import SentenceTransformerEmbedder\n"
+        "from memory.onnx_encoder import OnnxEncoder\n"
+        "model = SentenceTransformerEmbedder(runtime='torch')._model()\n"
+        "OnnxEncoder.for_model(model, Path(sys.argv[1]))\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)])
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob(".*.tmp")) and process.poll() is None:
+            assert time.monotonic() < deadline, "the export never started"
+            time.sleep(0.05)
+        time.sleep(0.3)
+        process.kill()
+    finally:
+        process.wait()
+    assert list(tmp_path.glob("*.onnx")) == []
+    leftovers = list(tmp_path.glob(".*.tmp"))
+    assert leftovers  # killed while writing: its temporary file is all it left
+    for leftover in leftovers:
+        old = time.time() - onnx_encoder.STALE_EXPORT_SECONDS - 60
+        os.utime(leftover, (old, old))
+    encoder = OnnxEncoder.for_model(minilm, tmp_path)
+    assert encoder.encode(["after the kill"]).shape == (1, 384)
+    assert [p.suffix for p in tmp_path.iterdir()] == [".onnx"]
 
 
 def test_a_stack_it_cannot_reproduce_is_refused(tmp_path: Path) -> None:
