@@ -67,16 +67,20 @@ class FreshQueries:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.read_question = self.read_question or any(t in self._questions for t in texts)
-        known = self._questions | self._this_question
-        new = [text for text in dict.fromkeys(texts) if text not in known]
+        new = [
+            text
+            for text in dict.fromkeys(texts)
+            if text not in self._questions and text not in self._this_question
+        ]
         if new:
             vectors = np.asarray(self._model.embed(new), dtype=np.float32)
             self.encoded += len(new)
             self._this_question.update(zip(new, vectors, strict=True))
-            known |= self._this_question
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([np.asarray(known[text], dtype=np.float32) for text in texts])
+        # looked up in place: this runs inside the timed search, so no merged copy per call
+        rows = [self._questions.get(text, self._this_question.get(text)) for text in texts]
+        return np.stack([np.asarray(row, dtype=np.float32) for row in rows])
 
 
 def question_encode_ms(store: Any, questions: Sequence[str]) -> dict[str, float]:

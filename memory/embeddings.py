@@ -224,7 +224,8 @@ class SentenceTransformerEmbedder:
         self.runtime = runtime
         self.onnx_dir = onnx_dir
         self._small_calls = ThreadChooser()
-        self._warned = False
+        self._small_encoder: OnnxEncoder | None = None
+        self._small_encoder_resolved = False
 
     @property
     def model_id(self) -> str:
@@ -250,7 +251,14 @@ class SentenceTransformerEmbedder:
         return int(getter())
 
     def small_call_encoder(self) -> OnnxEncoder | None:
-        """The onnxruntime export small calls run on, or None for torch (`runtime`)."""
+        """The onnxruntime export small calls run on, or None for torch (`runtime`); resolved
+        once per embedder, so a small call takes no lock (`_shared_onnx_encoder` takes one)."""
+        if not self._small_encoder_resolved:
+            self._small_encoder = self._resolve_small_call_encoder()
+            self._small_encoder_resolved = True
+        return self._small_encoder
+
+    def _resolve_small_call_encoder(self) -> OnnxEncoder | None:
         if self.runtime == "torch" or self.device != "cpu":
             if self.runtime == "onnx":
                 raise ConfigurationError(f"runtime 'onnx' runs on the CPU, not {self.device!r}")
@@ -260,21 +268,19 @@ class SentenceTransformerEmbedder:
         except ConfigurationError as exc:
             if self.runtime == "onnx":
                 raise
-            if not self._warned:
-                self._warned = True
-                log.warning("%s; small embedding calls stay on torch", exc)
+            log.warning("%s; small embedding calls stay on torch", exc)
             return None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self._model()
         # a handful of texts is latency-bound: onnxruntime where it runs the model
         # (memory.onnx_encoder), else torch on the thread count measured (memory.embed_threads)
         small = len(texts) <= SMALL_BATCH
         encoder = self.small_call_encoder() if small else None
         if encoder is not None:
             return l2_normalise(encoder.encode(texts))
+        model = self._model()
         threads = self._small_calls.run(sum(map(len, texts))) if small else nullcontext()
         with threads, self._arithmetic():
             vectors = model.encode(
