@@ -120,6 +120,7 @@ def markdown_report(
     lines += ["", *baseline_section(table, level="##"), *ablation_section(table, level="##")]
     lines += change_section(results.get("context_changes", {}), level="##")
     lines += _distractor_section(results)
+    lines += fusion_section(fusion_table(results), level="##")
     lines += ["", "## What was measured", "", *_method_notes(results["k"], llm_model)]
     if notes:
         lines += ["", "## Notes", "", *(f"- {note}" for note in notes)]
@@ -249,6 +250,50 @@ def _distractor_section(results: Mapping[str, Any]) -> list[str]:
         "of its answer; a context that holds one can mislead a reader."
     )
     return ["", "## Distractors in the context", "", intro, "", *md_table(header, rows)]
+
+
+# (key, column title, kind) of the fused store's quality against the generator's labels
+FUSION_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("fused_nodes", "packs per scenario", "float"),
+    ("mean_members", "members per pack", "float"),
+    ("fusion_purity", "purity", "share"),
+    ("segment_purity", "segment purity", "share"),
+    ("unlabelled_share", "packs without a storyline member", "share"),
+    ("labelled_purity", "purity of the others", "share"),
+)
+FUSION_INTRO = (
+    "Fused packs against the dataset's storyline labels (`eval/fusion_metrics.py`; a diagnostic, "
+    "never an input). Purity is the share of a pack's members from its most common storyline "
+    "episode, averaged over packs; a member without a storyline label counts as impure, so a "
+    "pack of one everyday happening (a commute seen by the door, the lock and the car) scores 0 "
+    "like a pack of unrelated noise. The last two columns split it: the share of packs with no "
+    "storyline member at all, and the purity of the rest."
+)
+
+
+def fusion_table(results: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The fusion figures (means over scenarios) of each store that holds packs, keyed by the
+    systems that read it: the ablations share memfuse's store (memfuse_no_fusion reads it
+    without its packs), so one row stands for all of them."""
+    by_figures: dict[tuple[Any, ...], tuple[list[str], dict[str, Any]]] = {}
+    for name, block in results["systems"].items():
+        if not block["overall"].get("fused_nodes"):
+            continue
+        figures = {key: block["overall"].get(key) for key, _, _ in FUSION_COLUMNS}
+        by_figures.setdefault(tuple(figures.values()), ([], figures))[0].append(name)
+    return {", ".join(names): figures for names, figures in by_figures.values()}
+
+
+def fusion_section(table: Mapping[str, Mapping[str, Any]], level: str = "###") -> list[str]:
+    """The fusion figures per store; empty when no store holds packs."""
+    if not table:
+        return []
+    rows = [
+        [names, *(fmt(figures.get(key), kind) for key, _, kind in FUSION_COLUMNS)]
+        for names, figures in table.items()
+    ]
+    header = ["systems", *(title for _, title, _ in FUSION_COLUMNS)]
+    return ["", f"{level} Fusion", "", FUSION_INTRO, "", *md_table(header, rows)]
 
 
 def _first(results: Mapping[str, Any], category: str, key: str) -> Any:
@@ -415,6 +460,7 @@ def _source_section(source: Mapping[str, Any]) -> list[str]:
         *baseline_section(source),
         *ablation_section(source),
         *change_section(source.get("context_changes", {})),
+        *fusion_section(source.get("fusion", {})),
     ]
 
 

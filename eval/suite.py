@@ -53,7 +53,7 @@ from eval.baseline import (
     recall_table,
 )
 from eval.bench import BenchResults, run_bench
-from eval.report import suite_markdown
+from eval.report import fusion_table, suite_markdown
 from memfuse.settings import MemFuseSettings, load_settings
 from memory.formats.models import DatasetFormat
 
@@ -348,6 +348,7 @@ def _summary(
                 "ablation_margins": ablation_margins(tables[s.name]),
                 "context_changes": runs[s.name].results.get("context_changes", {}),
                 "latency": latency_table(runs[s.name].results),
+                "fusion": fusion_table(runs[s.name].results),
             }
             for s in sources
         ],

@@ -235,18 +235,22 @@ def fused_ingest(store: Any, events: Sequence[Event], progress: bool) -> StoreBu
 
 
 def fusion_metrics(store: Any, scenario: BenchScenario) -> Mapping[str, Any]:
-    """Fusion quality against the generator's labels (diagnostics, never an input)."""
+    """Fusion quality against the generator's labels (diagnostics, never an input); a figure
+    the labels cannot give (segment purity without storyline event ids) is left out."""
     from eval.fusion_metrics import fusion_stats
 
     stats = fusion_stats(store, scenario.labelled_events)
-    return {
-        "fused_nodes": stats["fused_nodes"],
-        "mean_members": stats["mean_members"],
-        "edges": stats["edges"],
-        "plan_rejections": stats["plan_rejections"],
-        "fusion_purity": stats["fusion_purity"],
-        "segment_purity": stats["segment_purity"],
-    }
+    keys = (
+        "fused_nodes",
+        "mean_members",
+        "edges",
+        "plan_rejections",
+        "fusion_purity",
+        "segment_purity",
+        "unlabelled_share",
+        "labelled_purity",
+    )
+    return {key: stats[key] for key in keys if stats[key] is not None}
 
 
 def _fusion_config_key() -> str:

@@ -66,5 +66,22 @@ def test_fusion_stats_on_a_store(tmp_path: Path) -> None:
     assert stats["plan_rejections"] == 1
     assert stats["fusion_purity"] == pytest.approx((1 + 1 / 3 + 0) / 3, abs=1e-4)
     assert stats["segment_purity"] == pytest.approx((2 / 3 + 1 / 3 + 0) / 3, abs=1e-4)
+    # the routine pack holds no storyline member: it is the unlabelled third, left out here
+    assert stats["unlabelled_share"] == pytest.approx(1 / 3, abs=1e-4)
+    assert stats["labelled_purity"] == pytest.approx((1 + 1 / 3) / 2, abs=1e-4)
     assert stats["causal_in_episode"] == pytest.approx(1 / 3, abs=1e-4)
+    store.close()
+
+
+def test_segment_purity_is_none_where_no_event_names_its_happening(tmp_path: Path) -> None:
+    # hand-written households label episodes only: their packs have no segment purity
+    first, second = ev("h1", 0, "storyline", "ep1", None), ev("h2", 1, "storyline", "ep1", None)
+    routine = ev("h3", 2, "routine", "bg_day1", None)
+    store = MemoryStore.open(tmp_path, embedder=ConstantEmbedder())
+    store.add_events([first, second, routine])
+    store.put_fused(FusedNode.from_members("fused_1", "a pack of ep1", [first, second, routine]))
+    stats = fusion_stats(store, [first, second, routine])
+    assert stats["segment_purity"] is None
+    assert stats["fusion_purity"] == pytest.approx(2 / 3, abs=1e-4)
+    assert stats["unlabelled_share"] == 0.0 and stats["labelled_purity"] == stats["fusion_purity"]
     store.close()

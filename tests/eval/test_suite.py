@@ -127,6 +127,14 @@ def test_reports_are_written_and_agree(ran):
     assert memfuse["from_text_p95_ms"] >= memfuse["search_p95_ms"] > 0
     ratio = memfuse["search_p95_ms"] / hybrid["search_p95_ms"]
     assert f"({ratio:.1f}×)" in text.split("## Latency")[1]
+    # the fused store's packs against the labels, one row for the systems sharing it
+    results = json.loads((Path(tiny["out_dir"]) / "results.json").read_text())
+    memfuse_overall = results["systems"]["memfuse"]["overall"]
+    assert list(tiny["fusion"]) == ["memfuse, memfuse_no_ar"]
+    figures = tiny["fusion"]["memfuse, memfuse_no_ar"]
+    assert figures["fused_nodes"] == memfuse_overall["fused_nodes"] > 0
+    assert figures["labelled_purity"] == memfuse_overall["labelled_purity"]
+    assert "#### Fusion" not in text and "### Fusion" in text.split("### tiny")[1]
     for source in ("locomo-locomo_small", "tiny"):
         assert (ran.out_dir / source / "report.md").is_file()
     assert (ran.out_dir / "stores").is_dir()  # one store cache shared by every source
