@@ -12,11 +12,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory import embeddings, onnx_encoder
 from memory.embeddings import EmbeddingConfig, SentenceTransformerEmbedder, make_embedder
 from memory.errors import ConfigurationError
-from memory.onnx_encoder import ExportUnsupported, OnnxEncoder, export_key
+from memory.onnx_encoder import ExportUnsupported, OnnxEncoder, export_key, length_groups
 from tests.support.embedders import MODEL_TEXTS
 
 TEXTS = MODEL_TEXTS
@@ -56,6 +58,72 @@ def test_small_calls_match_torch_float32(exported: Path) -> None:
         assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
         assert float(np.min(np.sum(exact * ours, axis=1))) > 0.9999
         assert list(np.argsort(-(ours @ ours[1]))) == list(np.argsort(-(exact @ exact[1])))
+
+
+def test_texts_of_very_different_lengths_are_split_and_come_back_in_order(
+    exported: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long question with two short rewrites runs as two session calls (the short ones
+    padded to each other, not to the question) and each row is its own text's vector."""
+    texts = [
+        "short rewrite",
+        " ".join(TEXTS),  # far longer than the rest
+        "another short rewrite",
+    ]
+    torch_exact = SentenceTransformerEmbedder(precision="float32", runtime="torch")
+    onnx = SentenceTransformerEmbedder(runtime="onnx", onnx_dir=exported.parent)
+    encoder = onnx.small_call_encoder()
+    assert encoder is not None
+    batches: list[int] = []
+    real_run = encoder._session.run
+
+    def counted(outputs: Any, feed: dict[str, np.ndarray]) -> Any:
+        batches.append(len(feed["input_ids"]))
+        return real_run(outputs, feed)
+
+    monkeypatch.setattr(encoder._session, "run", counted)
+    ours = onnx.embed(texts)
+    assert sorted(batches) == [1, 2]
+    assert float(np.min(np.sum(torch_exact.embed(texts) * ours, axis=1))) > 0.9999
+
+
+def _padded_cost(groups: list[list[int]], lengths: list[int], call_cost: int) -> int:
+    return sum(call_cost + len(group) * max(lengths[i] for i in group) for group in groups)
+
+
+def _partitions(items: list[int]) -> Any:
+    """Every way to split items into non-empty groups."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for partition in _partitions(rest):
+        yield [[first], *partition]
+        for i in range(len(partition)):
+            yield [*partition[:i], [first, *partition[i]], *partition[i + 1 :]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lengths=st.lists(st.integers(min_value=1, max_value=80), min_size=1, max_size=6),
+    call_cost=st.integers(min_value=0, max_value=40),
+)
+def test_length_groups_cover_every_text_once_at_the_least_padded_cost(
+    lengths: list[int], call_cost: int
+) -> None:
+    groups = length_groups(lengths, call_cost)
+    assert sorted(i for group in groups for i in group) == list(range(len(lengths)))
+    assert all(groups)
+    cheapest = min(
+        _padded_cost(p, lengths, call_cost) for p in _partitions(list(range(len(lengths))))
+    )
+    assert _padded_cost(groups, lengths, call_cost) == cheapest
+
+
+def test_length_groups_keep_alike_texts_in_one_call() -> None:
+    assert length_groups([16, 14, 15]) == [[1, 2, 0]]
+    assert length_groups([24, 7, 9]) == [[1, 2], [0]]
+    assert length_groups([]) == []
 
 
 def test_the_default_embedder_runs_small_calls_on_the_export_and_batches_on_torch(
