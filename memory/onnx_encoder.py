@@ -82,7 +82,7 @@ def length_groups(lengths: Sequence[int], call_cost: int = CALL_COST_TOKENS) -> 
     """
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
     sizes = [lengths[i] for i in order]
-    best = [0] + [0] * len(order)
+    best = [0] * (len(order) + 1)
     cut = [0] * (len(order) + 1)
     for end in range(1, len(order) + 1):
         best[end], cut[end] = min(
