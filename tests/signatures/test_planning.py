@@ -45,7 +45,10 @@ def plan_for(question: str, requester: str | None = "David", previous=()) -> Rou
 def test_first_person_resolves_to_the_requester() -> None:
     plan = plan_for("How did I sleep on Tuesday?")
     assert plan.entities[0] == "David"
-    assert plan.focus == "How did David sleep on Tuesday?"
+    # the focus keeps the asker's words (the guard's dense list reads the same vector);
+    # the name goes to the first rewrite and the lexical query
+    assert plan.focus == "How did I sleep on Tuesday?"
+    assert plan.semantic_queries[0] == "How did David sleep on Tuesday"
     assert "David" in plan.bm25_query
     assert plan.keywords == ["sleep"]
     window = plan.time_window
