@@ -31,7 +31,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from eval.bench_queries import FreshQueries, fresh_queries, question_encode_ms
 from eval.bench_question import AnswerScorer, measure
 from eval.bench_stores import BuiltStores
-from eval.context_changes import context_changes
+from eval.context_changes import context_changes, later_finds
 from eval.metrics import QuestionMeasure, aggregate, distractors_by_question, mean
 from eval.report import markdown_report, plot_recall_by_category
 from eval.systems import INGESTORS, BenchSystem, EventStream, IngestMode, resolve_systems
@@ -163,6 +163,7 @@ def run_bench(
     runner.run()
     results = runner.results(str(dataset_path))
     results["context_changes"] = context_changes(runner.records, dataset.apart_categories)
+    results["later_finds"] = later_finds(runner.records, dataset.apart_categories)
     notes = runner.notes()
     out.mkdir(parents=True, exist_ok=True)
     bench = BenchResults(

@@ -112,6 +112,8 @@ def measure(
         "gold_ids": question.evidence_ids,
         "missing_gold": [g for g in question.evidence_ids if g not in retrieved],
     }
+    if outcome.found_by:
+        record["found_by"] = outcome.found_by
     if distractors:
         record["distractors_retrieved"] = sorted(distractors & retrieved)
     if judged is not None:

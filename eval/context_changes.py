@@ -13,6 +13,10 @@ categories a dataset reports apart left out, as in Overall):
 
 The last pair says whether the part trades up: a part whose swapped-in events are gold less
 often than the ones it displaced costs recall however often it runs.
+
+`later_finds` splits what memfuse's later rounds put in its contexts by what found each event
+(the records' `found_by`: a pivot list, or a later round's own search), so the one that earns
+the rounds' margin can be told from one that only trades places.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from eval.baseline import PRIMARY, ablations_in
+from memory.records import ROUND_SEARCH
 
 EPS = 1e-9  # recall differences below this are ties
 
@@ -94,3 +99,28 @@ def context_changes(
                 change.add(mine, other)
         changes[ablation] = change.summary()
     return changes
+
+
+def later_finds(
+    records: Iterable[Mapping[str, Any]], apart: Collection[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """What found the events memfuse's later rounds put in its contexts: per finder, the
+    events (summed over questions), how many are gold and the share, and on how many
+    questions it put any in; the pivot lists first, then the rounds' own searches. Empty
+    when memfuse did not run or no later round put an event in."""
+    counts: dict[str, dict[str, int]] = {}
+    for record in records:
+        if record["system"] != PRIMARY or record["category"] in apart:
+            continue
+        gold = set(record["gold_ids"])
+        finders = record.get("found_by") or {}
+        for finder in dict.fromkeys(finders.values()):
+            row = counts.setdefault(finder, {"events": 0, "gold": 0, "questions": 0})
+            ids = [i for i, f in finders.items() if f == finder]
+            row["events"] += len(ids)
+            row["gold"] += len(gold.intersection(ids))
+            row["questions"] += 1
+    return {
+        finder: {**row, "gold_share": _share(row["gold"], row["events"])}
+        for finder, row in sorted(counts.items(), key=lambda kv: (kv[0] == ROUND_SEARCH, kv[0]))
+    }

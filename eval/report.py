@@ -119,6 +119,7 @@ def markdown_report(
     table = recall_table(results)
     lines += ["", *baseline_section(table, level="##"), *ablation_section(table, level="##")]
     lines += change_section(results.get("context_changes", {}), level="##")
+    lines += later_finds_section(results.get("later_finds", {}), level="##")
     lines += _distractor_section(results)
     lines += fusion_section(fusion_table(results), level="##")
     lines += ["", "## What was measured", "", *_method_notes(results["k"], llm_model)]
@@ -216,6 +217,39 @@ def change_section(changes: Mapping[str, Mapping[str, Any]], level: str = "###")
         "context only (summed over questions) with the share of them that is gold evidence."
     )
     return [f"{level} What each part changes", "", intro, "", *md_table(header, rows), ""]
+
+
+def later_finds_section(finds: Mapping[str, Mapping[str, Any]], level: str = "###") -> list[str]:
+    """What found the events memfuse's later rounds put in its contexts
+    (eval.context_changes.later_finds): which of them earns the rounds' margin."""
+    if not finds:
+        return []
+    rows = [
+        [
+            f"`{finder}`",
+            f"{row['questions']:,}",
+            f"{row['events']:,}",
+            f"{row['gold']:,}",
+            fmt_percent(row["gold_share"]),
+        ]
+        for finder, row in finds.items()
+    ]
+    intro = (
+        "What found the events memfuse's later rounds put in its contexts: a pivot on the "
+        "evidence of round 1 (`pivot:colocated`: other devices at its place and minutes, "
+        "`pivot:series`: its record on other days, `pivot:feedback`: its distinctive words) or "
+        "a later round's own search (`search`); the events summed over questions, and the "
+        "share of them that is gold evidence (compare with the events those displaced, above)."
+    )
+    header = ["found by", "questions", "events", "gold", "gold share"]
+    return [
+        f"{level} What the later rounds let in, by what found it",
+        "",
+        intro,
+        "",
+        *md_table(header, rows),
+        "",
+    ]
 
 
 def fmt_percent(value: float | None) -> str:
@@ -460,6 +494,7 @@ def _source_section(source: Mapping[str, Any]) -> list[str]:
         *baseline_section(source),
         *ablation_section(source),
         *change_section(source.get("context_changes", {})),
+        *later_finds_section(source.get("later_finds", {})),
         *fusion_section(source.get("fusion", {})),
     ]
 

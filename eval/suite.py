@@ -347,6 +347,7 @@ def _summary(
                 "best_baseline": best_baseline(tables[s.name]),
                 "ablation_margins": ablation_margins(tables[s.name]),
                 "context_changes": runs[s.name].results.get("context_changes", {}),
+                "later_finds": runs[s.name].results.get("later_finds", {}),
                 "latency": latency_table(runs[s.name].results),
                 "fusion": fusion_table(runs[s.name].results),
             }

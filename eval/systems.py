@@ -32,6 +32,10 @@ class RetrievalOutcome(BaseModel):
     context: list[ContextEntry] = Field(description="What the reader sees (entries, any order).")
     elapsed_ms: float = Field(description="Wall time of the retrieval, context assembly included.")
     rounds: int = Field(default=1, ge=1, description="Search rounds (multi-round controllers).")
+    found_by: dict[str, str] = Field(
+        default_factory=dict,
+        description="Context events a later round added, with what found them (controllers).",
+    )
     extras: dict[str, float] = Field(
         default_factory=dict, description="Per-question numbers a system reports (averaged)."
     )
@@ -187,6 +191,7 @@ class ControllerSystem:
             context=result.context,
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             rounds=max(1, result.round),
+            found_by=result.found_by,
         )
 
 

@@ -21,6 +21,12 @@ class PathStep(BaseModel):
     reverse: bool = Field(default=False, description="Walked against the stored direction.")
 
 
+PIVOT_LIST_PREFIX = "pivot:"
+"""The seed lists of a pivot round (`memory.search.pivot`) are named with this prefix."""
+ROUND_SEARCH = "search"
+"""What found a later round's event that no pivot list did: that round's search of its plan."""
+
+
 class ExpansionTrace(BaseModel):
     """How a candidate was reached: originating seed, typed relation path, and graph distance."""
 
@@ -44,12 +50,19 @@ class ExpansionTrace(BaseModel):
         """Short human-readable provenance, e.g. ``seed(dense,bm25)`` or
         ``seed → causal → belong``."""
         if self.neighbor_of is not None:
+            pivot = self.pivot_list()
+            if pivot is not None:  # reached from evidence already found, not as a neighbour
+                return f"{pivot} of {self.neighbor_of}"
             return f"temporal neighbour of {self.neighbor_of}"
         head = f"seed({','.join(self.seed_lists)})" if self.seed_lists else "seed"
         if not self.path:
             return head
         hops = " → ".join(f"{'~' if s.reverse else ''}{s.edge.value}" for s in self.path)
         return f"{head} {self.seed_id} → {hops}"
+
+    def pivot_list(self) -> str | None:
+        """The pivot list that found this candidate (``pivot:series``…), None for any other."""
+        return next((s for s in self.seed_lists if s.startswith(PIVOT_LIST_PREFIX)), None)
 
     def prior_kind(self) -> str:
         """Which path-prior term applies: seed, time_window, causal, membership, semantic or

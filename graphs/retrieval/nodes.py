@@ -32,6 +32,8 @@ from graphs.retrieval.planning import (
     derive_plan,
     evidence_items,
     final_selection,
+    finder_of,
+    found_by,
     queries_of,
     stop_reason_of,
 )
@@ -159,6 +161,7 @@ def search_round(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, 
         "searched_queries": queries_of(state.plan),
         "candidates": {c.node_id: c for c in result.candidates},
         "found": {c.node_id: (state.round + 1, rank) for rank, c in enumerate(result.candidates)},
+        "finders": {c.node_id: finder_of(c) for c in result.candidates},
         "fused": {c.node_id: c for c in result.fused},
     }
 
@@ -304,6 +307,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
     return {
         "event_ids": event_ids,
         "added": added_by_round(event_ids, state.found),
+        "found_by": found_by(event_ids, state.found, state.finders),
         "context": entries,
         "stop_reason": stop_reason,
         "history": [past],

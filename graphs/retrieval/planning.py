@@ -12,7 +12,7 @@ from graphs.retrieval.admission import QuestionRelevance, admit_later_finds
 from graphs.retrieval.context import Backfill, RetrievalContext
 from graphs.retrieval.state import State
 from memory.models import NodeKind
-from memory.records import Candidate
+from memory.records import ROUND_SEARCH, Candidate
 from memory.search.plan import RoundPlan
 from memory.store_api import MemoryStoreAPI
 from signatures.evidence import EvidenceItem
@@ -135,6 +135,23 @@ def added_by_round(event_ids: list[str], found: dict[str, tuple[int, int]]) -> l
     """For each round, the final context's events that round was first to find."""
     rounds = max((found[i][0] for i in event_ids if i in found), default=0)
     return [[i for i in event_ids if found.get(i, (0, 0))[0] == r] for r in range(1, rounds + 1)]
+
+
+def finder_of(candidate: Candidate) -> str:
+    """What found a search's candidate: the pivot list its trace names, else the round's own
+    search."""
+    return candidate.trace.pivot_list() or ROUND_SEARCH
+
+
+def found_by(
+    event_ids: list[str], found: dict[str, tuple[int, int]], finders: dict[str, str]
+) -> dict[str, str]:
+    """For each of `event_ids` a later round was first to find, what found it."""
+    return {
+        event_id: finders.get(event_id, ROUND_SEARCH)
+        for event_id in event_ids
+        if found.get(event_id, (1, 0))[0] > 1
+    }
 
 
 def stop_reason_of(state: State, context: RetrievalContext) -> str:

@@ -43,6 +43,11 @@ def keep_first(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dic
     return merged
 
 
+def first_seen(left: dict[str, str] | None, right: dict[str, str] | None) -> dict[str, str]:
+    """Merge by id; a value already held is kept (rounds run in order: the earliest wins)."""
+    return {**(right or {}), **(left or {})}
+
+
 def add_unique(left: list[str] | None, right: list[str] | None) -> list[str]:
     """Append new strings, keeping first-seen order and dropping repeats."""
     return list(dict.fromkeys([*(left or []), *(right or [])]))
@@ -129,6 +134,12 @@ class RetrievalOutput(BaseModel):
         description="Per round, the final context's events that round was the first to find "
         "(what each round added).",
     )
+    found_by: dict[str, str] = Field(
+        default_factory=dict,
+        description="For each event of the final context that a later round added, what found "
+        "it: a pivot list (pivot:colocated, pivot:series, pivot:feedback) or `search`, that "
+        "round's own search of its plan.",
+    )
     round: int = Field(default=0, description="Rounds searched.")
     plans: list[RoundPlan] = Field(
         default_factory=list, description="Every executed plan, oldest first."
@@ -176,6 +187,10 @@ class State(BaseModel):
     found: Annotated[dict[str, tuple[int, int]], keep_first] = Field(
         default_factory=dict, description="Where each event was first found: (round, rank)."
     )
+    finders: Annotated[dict[str, str], first_seen] = Field(
+        default_factory=dict,
+        description="What first found each event: a pivot list, else `search`.",
+    )
     fused: Annotated[dict[str, Candidate], keep_best] = Field(default_factory=dict)
     judgements: Annotated[list[Judgement], operator.add] = Field(default_factory=list)
     guard_ids: list[str] = Field(
@@ -188,6 +203,7 @@ class State(BaseModel):
     stop_reason: str = ""
     event_ids: list[str] = Field(default_factory=list)
     added: list[list[str]] = Field(default_factory=list)
+    found_by: dict[str, str] = Field(default_factory=dict)
     context: list[ContextEntry] = Field(default_factory=list)
     history: Annotated[list[PastQuestion], keep_recent] = Field(
         default_factory=list, description="What the thread keeps: its finished runs."

@@ -32,7 +32,7 @@ from itertools import zip_longest
 import numpy as np
 
 from memory.models import Event, NodeKind
-from memory.records import Candidate, ExpansionTrace, SearchHits
+from memory.records import PIVOT_LIST_PREFIX, Candidate, ExpansionTrace, SearchHits
 from memory.search.cache import StoreCache
 from memory.search.config import SearchConfig
 from memory.search.engine import run_search
@@ -42,9 +42,9 @@ from memory.search.seeds import active_window
 from memory.store_api import MemoryStoreAPI
 from memory.text import tokenize
 
-COLOCATED = "pivot:colocated"
-FEEDBACK = "pivot:feedback"
-SERIES = "pivot:series"
+COLOCATED = f"{PIVOT_LIST_PREFIX}colocated"
+FEEDBACK = f"{PIVOT_LIST_PREFIX}feedback"
+SERIES = f"{PIVOT_LIST_PREFIX}series"
 FEEDBACK_ANCHORS = 3  # the feedback words come from the best few anchors only
 RECORD_LIKENESS = 0.7
 """Cosine to its anchor (index texts: description, device, place, people) from which another

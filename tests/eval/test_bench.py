@@ -63,8 +63,9 @@ def test_memfusebench_end_to_end_then_cached(tmp_path, counting_plain):
     assert counting_plain == [12] and first.ingests_run == 1  # one shared plain store
 
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert set(results) == {"dataset", "k", "systems", "context_changes"}
+    assert set(results) == {"dataset", "k", "systems", "context_changes", "later_finds"}
     assert results["context_changes"] == {}  # memfuse did not run: nothing to compare with
+    assert results["later_finds"] == {}
     assert results["dataset"] == str(dataset) and results["k"] == 5
     assert list(results["systems"]) == BASELINES
     for block in results["systems"].values():

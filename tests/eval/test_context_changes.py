@@ -7,9 +7,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from eval.context_changes import context_changes
+from eval.context_changes import context_changes, later_finds
 from eval.metrics import evidence_recall
-from eval.report import change_section
+from eval.report import change_section, later_finds_section
 
 
 def _record(system: str, question: str, ids: list[str], gold: list[str], category: str = "c"):
@@ -88,3 +88,24 @@ def test_gold_let_in_less_gold_displaced_is_the_gold_memfuse_gains(questions: li
     assert c["let_in_gold"] - c["displaced_gold"] == gained
     assert c["let_in"] - c["displaced"] == size_gap
     assert c["recall_higher"] + c["recall_lower"] <= c["changed"]
+
+
+def test_later_finds_are_counted_by_what_found_them_for_memfuse_only():
+    gold = ["g1", "g2", "g3"]
+    q1 = _record("memfuse", "q1", ["g1", "g2", "x", "y"], gold)
+    q1["found_by"] = {"g2": "pivot:series", "x": "pivot:colocated", "y": "pivot:colocated"}
+    q2 = _record("memfuse", "q2", ["g3", "z"], gold)
+    q2["found_by"] = {"g3": "search", "z": "pivot:series"}
+    apart = _record("memfuse", "q3", ["g1"], gold, category="adversarial")
+    apart["found_by"] = {"g1": "search"}
+    other = _record("memfuse_no_fusion", "q1", ["g1", "g2"], gold)
+    other["found_by"] = {"g2": "search"}  # an ablation's own rounds are not memfuse's
+    plain = _record("memfuse", "q4", ["g1"], gold)  # one round: no found_by at all
+    finds = later_finds([q1, q2, apart, other, plain], apart=["adversarial"])
+    assert list(finds) == ["pivot:colocated", "pivot:series", "search"]  # pivots, then searches
+    assert finds["pivot:colocated"] == {"events": 2, "gold": 0, "questions": 1, "gold_share": 0.0}
+    assert finds["pivot:series"] == {"events": 2, "gold": 1, "questions": 2, "gold_share": 0.5}
+    assert finds["search"] == {"events": 1, "gold": 1, "questions": 1, "gold_share": 1.0}
+    section = "\n".join(later_finds_section(finds))
+    assert "| `pivot:series` | 2 | 2 | 1 | 50.0 % |" in section
+    assert later_finds([plain]) == {} and later_finds_section({}) == []

@@ -102,6 +102,8 @@ def test_gaps_are_to_the_best_baseline_overall_and_in_each_category(ran):
         change = source["context_changes"]["memfuse_no_ar"]
         assert change == results["context_changes"]["memfuse_no_ar"]
         assert change["questions"] == source["n_questions"]
+        # and what found what its later rounds let in, as the source's results.json says
+        assert source["later_finds"] == results["later_finds"]
     gaps = ran.summary["gaps"]["memfuse"]
     assert "adversarial" not in gaps["locomo-locomo_small"]["by_category"]  # apart, as Overall
     locomo_source = next(s for s in ran.summary["sources"] if s["name"].startswith("locomo"))

@@ -748,6 +748,12 @@ def test_round_two_finds_the_other_speakers_reply_that_round_one_cannot_reach(
     assert full.round == 2 and full.plans[1].pivot.enabled
     assert "g1" in full.plans[1].pivot.anchors
     assert "j1" in full.event_ids and "j1" in full.added[1]
+    # what found it, in the output and in the context's provenance
+    assert full.found_by["j1"] == "pivot:colocated"
+    assert set(full.found_by) == set(full.added[1])
+    (entry,) = [e for e in full.context if e.node_id == "j1"]
+    assert entry.provenance.startswith("pivot:colocated of ")
+    assert one.found_by == {}  # one round: nothing found later
 
 
 def phone_week() -> list[tuple[Any, ...]]:

@@ -94,6 +94,9 @@ def test_the_pivot_lists_the_series_only_when_asked_and_with_a_window(store: Mem
     _, recurring, _ = pivot_candidates(store, asked, QUESTION, vector, set(), WEEK)
     assert {c.node_id for c in recurring} >= {"sleep11", "sleep17"}
     assert all(c.trace.seed_lists == [SERIES] and c.trace.seed_id == "sleep12" for c in recurring)
+    # a trace says which pivot list found it, not "temporal neighbour" (what the context shows)
+    assert {c.trace.label() for c in recurring} == {"pivot:series of sleep12"}
+    assert {c.trace.pivot_list() for c in recurring} == {SERIES}
     _, without_window, _ = pivot_candidates(store, asked, QUESTION, vector, set())
     plain = asked.model_copy(update={"series": False})
     _, not_asked, _ = pivot_candidates(store, plain, QUESTION, vector, set(), WEEK)
@@ -169,3 +172,4 @@ def test_without_words_the_pivot_runs_no_search_and_keeps_what_lies_beside(
     # the pulse half an hour after the anchor, on the same watch and person
     assert [c.node_id for c in hits.candidates] == ["pulse12"]
     assert hits.candidates[0].trace.seed_lists == [COLOCATED]
+    assert hits.candidates[0].trace.label() == "pivot:colocated of sleep12"
