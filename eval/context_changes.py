@@ -113,13 +113,13 @@ def later_finds(
         if record["system"] != PRIMARY or record["category"] in apart:
             continue
         gold = set(record["gold_ids"])
-        finders = record.get("found_by") or {}
-        for finder in dict.fromkeys(finders.values()):
+        finders: Mapping[str, str] = record.get("found_by") or {}
+        for event_id, finder in finders.items():
             row = counts.setdefault(finder, {"events": 0, "gold": 0, "questions": 0})
-            ids = [i for i, f in finders.items() if f == finder]
-            row["events"] += len(ids)
-            row["gold"] += len(gold.intersection(ids))
-            row["questions"] += 1
+            row["events"] += 1
+            row["gold"] += event_id in gold
+        for finder in set(finders.values()):
+            counts[finder]["questions"] += 1
     return {
         finder: {**row, "gold_share": _share(row["gold"], row["events"])}
         for finder, row in sorted(counts.items(), key=lambda kv: (kv[0] == ROUND_SEARCH, kv[0]))

@@ -88,7 +88,9 @@ def fusion_stats(store: MemoryStoreAPI, events: Iterable[Event] = ()) -> dict[st
         for e in causal.values()
     ]
     plan_counts = store.plan_counts()
-    storyline_nodes = [m for m in members if any(storyline_episode(e) for e in m)]
+    purities = [node_purity(m, storyline_episode) for m in members]
+    # a node scores above 0 exactly when some member carries a storyline label
+    storyline_purities = [p for p in purities if p > 0]
     return {
         "events": len(all_events),
         "fused_nodes": len(nodes),
@@ -99,19 +101,15 @@ def fusion_stats(store: MemoryStoreAPI, events: Iterable[Event] = ()) -> dict[st
         "edges": store.edge_counts(),
         "plans": dict(plan_counts),
         "plan_rejections": int(plan_counts.get("rejected", 0)),
-        "fusion_purity": round(mean(node_purity(m, storyline_episode) for m in members), 4)
-        if members
-        else 0.0,
+        "fusion_purity": round(mean(purities), 4) if purities else 0.0,
         # None where no event names its happening (hand-written files label episodes only)
         "segment_purity": round(mean(node_purity(m, storyline_event) for m in members), 4)
         if any(storyline_event(e) for m in members for e in m)
         else None,
-        "unlabelled_share": round(1 - len(storyline_nodes) / len(members), 4) if members else 0.0,
-        "labelled_purity": round(
-            mean(node_purity(m, storyline_episode) for m in storyline_nodes), 4
-        )
-        if storyline_nodes
+        "unlabelled_share": round(1 - len(storyline_purities) / len(purities), 4)
+        if purities
         else 0.0,
+        "labelled_purity": round(mean(storyline_purities), 4) if storyline_purities else 0.0,
         "causal_in_episode": round(sum(same_episode) / len(same_episode), 4)
         if same_episode
         else 0.0,
