@@ -21,12 +21,19 @@ marginal relevance) by 0.25 / 0.4 / 0.6: 0.862 / 0.790 / 0.717 / 0.429, 0.862 / 
 0.862 / 0.789 / 0.715 / 0.422, and 0.417 on seed 11 (0.408 uncontested). Only the near-copy
 rule both lets such a cause in (`tests/graphs/test_retrieval_graph.py`) and is below the
 uncontested rule and below one round (`memfuse_no_ar`) on none of them, at three decimals.
+
+The question is read with its best evidence (`QuestionRelevance.read_with`: the question's
+vector pulled toward the judged and best round-1 events, `RetrievalContext.
+followup_evidence_weight`): what the later rounds find belongs with that evidence (the repair
+visit's other records, another day's reading of the record found) more often than with the
+question's bare words, which is why round 1 did not rank it. It values the finds and the
+places they contest alike, and leaves round 1's ranking alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 import numpy as np
@@ -64,6 +71,26 @@ class QuestionRelevance:
         if node_id not in self._days:
             self._days[node_id] = self.day_of(node_id)
         return self._days[node_id]
+
+    def read_with(self, evidence: Sequence[str], weight: float) -> QuestionRelevance:
+        """The same scale with the question read in the light of its best evidence: its unit
+        vector plus `weight` times the unit mean of the `evidence` events' vectors (events
+        without one are skipped), made unit again; itself when there is nothing to add.
+        Vectors already fetched are shared."""
+        vectors = [v for v in (self.vector(i) for i in evidence) if v is not None]
+        if weight <= 0 or not vectors:
+            return self
+        centre = np.mean(np.stack(vectors), axis=0)
+        question_norm, centre_norm = np.linalg.norm(self.question), np.linalg.norm(centre)
+        if question_norm == 0 or centre_norm == 0:
+            return self
+        read = self.question / question_norm + weight * centre / centre_norm
+        return replace(
+            self,
+            question=(read / np.linalg.norm(read)).astype(np.float32),
+            _vectors=self._vectors,
+            _days=self._days,
+        )
 
     def similarity(self, node_id: str) -> float:
         vector = self.vector(node_id)

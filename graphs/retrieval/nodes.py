@@ -276,6 +276,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         if state.round > 1
         else None,
         context.over_days_places() if over_days else 0,
+        (context.followup_evidence_events, context.followup_evidence_weight),
     )
     ranked = keep_reserved(ranked, state.guard_ids, k)  # round 1's guard, whatever was judged
     chosen = [state.candidates[i] for i in ranked]

@@ -97,6 +97,7 @@ def final_selection(
     followup_slots: int = 0,
     relevance: QuestionRelevance | None = None,
     reach: int = 0,
+    evidence: tuple[int, float] = (0, 0.0),
 ) -> list[str]:
     """The judged shortlist first, then the rest of the pool, cut to k event ids.
 
@@ -107,7 +108,9 @@ def final_selection(
     best first, come after them). Without such places a later round could only ever add what
     round 1 left room for, which is nothing: round 1 alone returns k events. `score` orders
     the rest by best score across rounds (scores of different rounds answer different
-    queries, so it measured worse). `reach`: see `admit_later_finds`.
+    queries, so it measured worse). `reach`: see `admit_later_finds`. `evidence` (n, weight):
+    the contest reads the question with the first n ids of that order, its best evidence, at
+    that weight (`QuestionRelevance.read_with`).
     """
     chosen = [i for i in dict.fromkeys(selected_ids) if i in candidates]
     taken = set(chosen)
@@ -119,8 +122,10 @@ def final_selection(
         later = [c.node_id for c in rest if found.get(c.node_id, last)[0] > 1]
         if relevance is not None:
             merged = [*chosen, *first]
+            events, weight = evidence
+            contest = relevance.read_with(merged[:events], weight)
             admitted = admit_later_finds(
-                merged, later, k, followup_slots, relevance, len(chosen), reach
+                merged, later, k, followup_slots, contest, len(chosen), reach
             )
             return admitted[:k]
         keep = max(0, k - len(chosen) - min(followup_slots, len(later)))

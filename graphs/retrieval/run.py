@@ -43,6 +43,8 @@ class ControllerOptions:
     backfill: Backfill = "history"
     followup_share: float = 0.2
     followup_redundancy: float = 0.5
+    followup_evidence_events: int = 3
+    followup_evidence_weight: float = 0.3
     copies_within_day: bool = True
     over_days_reach: float = 0.2
     runtime: GraphRuntime = "direct"
@@ -61,6 +63,8 @@ class ControllerOptions:
             backfill=self.backfill,
             followup_share=self.followup_share,
             followup_redundancy=self.followup_redundancy,
+            followup_evidence_events=self.followup_evidence_events,
+            followup_evidence_weight=self.followup_evidence_weight,
             copies_within_day=self.copies_within_day,
             over_days_reach=self.over_days_reach,
             store=store,

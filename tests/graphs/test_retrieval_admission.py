@@ -100,6 +100,25 @@ def test_free_places_are_filled_without_a_contest_and_unknown_vectors_never_move
     assert admit_later_finds(["r1", "ghost"], ["close"], 2, 1, plain)[:2] == ["r1", "ghost"]
 
 
+# "mate" reads like round 1's best event r1 (mostly the y axis), little like the question
+MATES = {**VECTORS, "mate": unit(0.3, 0.95, 0.0)}
+
+
+def test_read_with_evidence_values_what_belongs_with_the_best_evidence() -> None:
+    plain = relevance(MATES, 0.0)
+    # on the question alone the mate (0.30) loses to the holder (cause, 0.45) ...
+    assert admit_later_finds(["r1", "cause"], ["mate"], 2, 1, plain)[:2] == ["r1", "cause"]
+    # ... read with r1 at weight 1, the question is (1.8, 0.6, 0) made unit: mate 0.59, cause 0.43
+    read = plain.read_with(["r1"], 1.0)
+    assert np.allclose(read.question, unit(1.8, 0.6, 0.0), atol=1e-6)
+    assert read.similarity("mate") > read.similarity("cause")
+    assert admit_later_finds(["r1", "cause"], ["mate"], 2, 1, read)[:2] == ["r1", "mate"]
+    # nothing to read with: the same scale
+    assert plain.read_with(["r1"], 0.0) is plain
+    assert plain.read_with(["ghost"], 1.0) is plain
+    assert plain.read_with([], 1.0) is plain
+
+
 def _candidate(node_id: str) -> Candidate:
     return Candidate(
         node_id=node_id, kind="event", score=0.5, trace=ExpansionTrace(seed_id=node_id)
@@ -117,6 +136,18 @@ def test_final_selection_runs_the_contest_after_the_judged_ids() -> None:
     weak_find = {"r1": (1, 0), "r2": (1, 1), "close": (1, 2), "weak": (2, 0)}
     assert final_selection([], pool, 3, weak_find, "history", 1, plain) == ["r1", "r2", "close"]
     assert final_selection([], pool, 3, weak_find, "history", 1) == ["r1", "r2", "weak"]
+
+
+def test_final_selection_reads_the_question_with_its_first_events() -> None:
+    pool = {i: _candidate(i) for i in ["r1", "cause", "mate"]}
+    found = {"r1": (1, 0), "cause": (1, 1), "mate": (2, 0)}
+    plain = relevance(MATES, 0.0)
+    assert final_selection([], pool, 2, found, "history", 1, plain) == ["r1", "cause"]
+    with_best = final_selection([], pool, 2, found, "history", 1, plain, evidence=(1, 1.0))
+    assert with_best == ["r1", "mate"]
+    # read with the first two (r1 and the holder itself), the pull is toward both: cause stays
+    both = final_selection([], pool, 2, found, "history", 1, plain, evidence=(2, 1.0))
+    assert both == ["r1", "cause"]
 
 
 # a contest drawn at random: the vectors' seed, round 1's and the later rounds' numbers of

@@ -479,6 +479,10 @@ def test_context_validates_its_knobs() -> None:
         RetrievalContext(k=0)
     with pytest.raises(ConfigurationError, match="followup_redundancy"):
         RetrievalContext(followup_redundancy=1.5)
+    with pytest.raises(ConfigurationError, match="followup_evidence_weight"):
+        RetrievalContext(followup_evidence_weight=-0.1)
+    with pytest.raises(ConfigurationError, match="followup_evidence_events"):
+        RetrievalContext(followup_evidence_events=-1)
 
 
 def candidate(node_id: str, score: float) -> Candidate:
