@@ -130,10 +130,11 @@ def admit_later_finds(
     """`ranked` (the judged ids, then round 1's order) with later finds let in: free places
     up to `k` are filled first, uncontested, most similar to the question first; then, at
     most `slots` times, the find of highest value takes the last contested place if its
-    value is above the event's there (values against the events ranked above that place).
-    The first `protected` places (the judged ids) are never contested. With `reach`, the
-    contest walks the last `reach` places instead, passing over a holder no find beats
-    rather than stopping there. Returns every id once: the k chosen first, then the
+    value is above the event's there (values against the events ranked above that place and
+    the finds already let in below it: a copy of one of those is no news either). The first
+    `protected` places (the judged ids) are never contested. With `reach`, the contest walks
+    the last `reach` places instead, passing over a holder no find beats rather than
+    stopping there. Returns every id once: the k chosen first, then the
     displaced, the rest of `ranked` and the finds left out."""
     head = list(ranked[:k])
     taken = set(ranked)
@@ -146,8 +147,10 @@ def admit_later_finds(
     displaced: list[str] = []
     floor = max(protected, len(head) - reach) if reach else protected
     position = len(head) - 1
+    admitted: list[str] = []
     while waiting and len(displaced) < slots and position >= floor:
-        above = head[:position]
+        # a find let in lower down counts as above too: its copy says nothing new either
+        above = head[:position] + admitted
         *finds, holder = relevance.values([*waiting, head[position]], above)
         if relevance.vector(head[position]) is None:
             holder = float("inf")  # nothing to weigh it by: it keeps its place
@@ -155,6 +158,7 @@ def admit_later_finds(
         if finds[best] > holder:
             displaced.append(head[position])
             head[position] = waiting.pop(best)
+            admitted.append(head[position])
         elif not reach:
             break
         position -= 1

@@ -100,6 +100,26 @@ def test_free_places_are_filled_without_a_contest_and_unknown_vectors_never_move
     assert admit_later_finds(["r1", "ghost"], ["close"], 2, 1, plain)[:2] == ["r1", "ghost"]
 
 
+def test_a_copy_of_a_find_already_let_in_is_no_news() -> None:
+    vectors = {
+        "top": unit(0.2, 0.0, 0.98),
+        "h2": unit(0.55, 0.0, -0.835),
+        "h1": unit(0.5, -0.866, 0.0),
+        "find": unit(0.9, 0.44, 0.0),
+        "its_copy": unit(0.9, 0.44, 0.01),
+    }
+    # the find takes the last place; its copy (0.9 to the question, 1.0 to the find) would
+    # beat h2 on the question alone, but the find already let in below makes it redundant
+    out = admit_later_finds(
+        ["top", "h2", "h1"], ["find", "its_copy"], 3, 2, relevance(vectors, 1.0)
+    )
+    assert out[:3] == ["top", "h2", "find"]
+    plain = admit_later_finds(
+        ["top", "h2", "h1"], ["find", "its_copy"], 3, 2, relevance(vectors, 0)
+    )
+    assert plain[:3] == ["top", "its_copy", "find"]
+
+
 # "mate" reads like round 1's best event r1 (mostly the y axis), little like the question
 MATES = {**VECTORS, "mate": unit(0.3, 0.95, 0.0)}
 
