@@ -134,8 +134,8 @@ def admit_later_finds(
     the finds already let in below it: a copy of one of those is no news either). The first
     `protected` places (the judged ids) are never contested. With `reach`, the contest walks
     the last `reach` places instead, passing over a holder no find beats rather than
-    stopping there. Returns every id once: the k chosen first, then the
-    displaced, the rest of `ranked` and the finds left out."""
+    stopping there. Returns every id once: the k chosen first, then the displaced, the rest
+    of `ranked` and the finds left out."""
     head = list(ranked[:k])
     taken = set(ranked)
     waiting = sorted(

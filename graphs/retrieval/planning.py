@@ -123,7 +123,8 @@ def final_selection(
         if relevance is not None:
             merged = [*chosen, *first]
             events, weight = evidence
-            contest = relevance.read_with(merged[:events], weight)
+            # the pull reads the evidence's vectors: only worth it when a find contests a place
+            contest = relevance.read_with(merged[:events], weight) if later else relevance
             admitted = admit_later_finds(
                 merged, later, k, followup_slots, contest, len(chosen), reach
             )
