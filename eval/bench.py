@@ -33,6 +33,7 @@ from eval.bench_question import AnswerScorer, measure
 from eval.bench_stores import BuiltStores
 from eval.context_changes import context_changes, later_finds
 from eval.metrics import QuestionMeasure, aggregate, distractors_by_question, mean
+from eval.missing_evidence import missing_evidence
 from eval.report import markdown_report, plot_recall_by_category
 from eval.systems import INGESTORS, BenchSystem, EventStream, IngestMode, resolve_systems
 from graphs.llm import RetryPolicy
@@ -164,6 +165,7 @@ def run_bench(
     results = runner.results(str(dataset_path))
     results["context_changes"] = context_changes(runner.records, dataset.apart_categories)
     results["later_finds"] = later_finds(runner.records, dataset.apart_categories)
+    results["missing_evidence"] = missing_evidence(runner.records, dataset.apart_categories)
     notes = runner.notes()
     out.mkdir(parents=True, exist_ok=True)
     bench = BenchResults(

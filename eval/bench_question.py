@@ -114,6 +114,10 @@ def measure(
     }
     if outcome.found_by:
         record["found_by"] = outcome.found_by
+    if outcome.pooled:  # eval.missing_evidence: which missing gold was found, and by what round
+        record["missing_pooled"] = {
+            g: outcome.pooled[g] for g in record["missing_gold"] if g in outcome.pooled
+        }
     if distractors:
         record["distractors_retrieved"] = sorted(distractors & retrieved)
     if judged is not None:

@@ -120,6 +120,7 @@ def markdown_report(
     lines += ["", *baseline_section(table, level="##"), *ablation_section(table, level="##")]
     lines += change_section(results.get("context_changes", {}), level="##")
     lines += later_finds_section(results.get("later_finds", {}), level="##")
+    lines += missing_evidence_section(results.get("missing_evidence", {}), level="##")
     lines += _distractor_section(results)
     lines += fusion_section(fusion_table(results), level="##")
     lines += ["", "## What was measured", "", *_method_notes(results["k"], llm_model)]
@@ -244,6 +245,54 @@ def later_finds_section(finds: Mapping[str, Mapping[str, Any]], level: str = "##
     header = ["found by", "questions", "events", "gold", "gold share"]
     return [
         f"{level} What the later rounds let in, by what found it",
+        "",
+        intro,
+        "",
+        *md_table(header, rows),
+        "",
+    ]
+
+
+def missing_evidence_section(
+    missing: Mapping[str, Mapping[str, Any]], level: str = "###"
+) -> list[str]:
+    """Where each multi-round system's missing gold is (eval.missing_evidence): never found,
+    or found and ranked out — which says whether the contest or the search is short."""
+    if not missing:
+        return []
+
+    def counted(row: Mapping[str, Any], key: str) -> str:
+        return f"{row[key]:,} ({fmt_percent(row[f'{key}_share'])})"
+
+    rows = [
+        [
+            system,
+            f"{row['gold']:,}",
+            counted(row, "in_context"),
+            counted(row, "ranked_out_round_one"),
+            counted(row, "ranked_out_later"),
+            counted(row, "never_found"),
+            fmt_percent(row["pool_recall"]),
+        ]
+        for system, row in missing.items()
+    ]
+    header = [
+        "system",
+        "gold events",
+        "in the context",
+        "found by round 1, ranked out",
+        "found later, ranked out",
+        "never found",
+        "found at all",
+    ]
+    intro = (
+        "Where the gold evidence of each multi-round system's questions ended up (summed over "
+        "questions, share of the gold events): in the context, found by a round and ranked out "
+        "of it, or never found by any round. What is ranked out a better selection could still "
+        "reach; what was never found only a round that searches elsewhere can."
+    )
+    return [
+        f"{level} Where the missing evidence is",
         "",
         intro,
         "",
@@ -495,6 +544,7 @@ def _source_section(source: Mapping[str, Any]) -> list[str]:
         *ablation_section(source),
         *change_section(source.get("context_changes", {})),
         *later_finds_section(source.get("later_finds", {})),
+        *missing_evidence_section(source.get("missing_evidence", {})),
         *fusion_section(source.get("fusion", {})),
     ]
 

@@ -348,6 +348,7 @@ def _summary(
                 "ablation_margins": ablation_margins(tables[s.name]),
                 "context_changes": runs[s.name].results.get("context_changes", {}),
                 "later_finds": runs[s.name].results.get("later_finds", {}),
+                "missing_evidence": runs[s.name].results.get("missing_evidence", {}),
                 "latency": latency_table(runs[s.name].results),
                 "fusion": fusion_table(runs[s.name].results),
             }

@@ -36,6 +36,11 @@ class RetrievalOutcome(BaseModel):
         default_factory=dict,
         description="Context events a later round added, with what found them (controllers).",
     )
+    pooled: dict[str, int] = Field(
+        default_factory=dict,
+        description="Every event the system's rounds found, in the context or not, with the "
+        "round that found it first (controllers; empty for one-list systems).",
+    )
     extras: dict[str, float] = Field(
         default_factory=dict, description="Per-question numbers a system reports (averaged)."
     )
@@ -192,6 +197,7 @@ class ControllerSystem:
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             rounds=max(1, result.round),
             found_by=result.found_by,
+            pooled=result.pooled,
         )
 
 

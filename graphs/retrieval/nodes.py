@@ -309,6 +309,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         "event_ids": event_ids,
         "added": added_by_round(event_ids, state.found),
         "found_by": found_by(event_ids, state.found, state.finders),
+        "pooled": {i: found for i, (found, _) in state.found.items() if not is_fused_id(i)},
         "context": entries,
         "stop_reason": stop_reason,
         "history": [past],

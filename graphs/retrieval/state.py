@@ -140,6 +140,12 @@ class RetrievalOutput(BaseModel):
         "it: a pivot list (pivot:colocated, pivot:series, pivot:feedback) or `search`, that "
         "round's own search of its plan.",
     )
+    pooled: dict[str, int] = Field(
+        default_factory=dict,
+        description="Every event the rounds found, in the context or not, with the round that "
+        "found it first: what the final selection chose from (a gold event missing from the "
+        "context was either never found or found and ranked out; eval.missing_evidence).",
+    )
     round: int = Field(default=0, description="Rounds searched.")
     plans: list[RoundPlan] = Field(
         default_factory=list, description="Every executed plan, oldest first."
@@ -204,6 +210,7 @@ class State(BaseModel):
     event_ids: list[str] = Field(default_factory=list)
     added: list[list[str]] = Field(default_factory=list)
     found_by: dict[str, str] = Field(default_factory=dict)
+    pooled: dict[str, int] = Field(default_factory=dict)
     context: list[ContextEntry] = Field(default_factory=list)
     history: Annotated[list[PastQuestion], keep_recent] = Field(
         default_factory=list, description="What the thread keeps: its finished runs."

@@ -63,9 +63,17 @@ def test_memfusebench_end_to_end_then_cached(tmp_path, counting_plain):
     assert counting_plain == [12] and first.ingests_run == 1  # one shared plain store
 
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert set(results) == {"dataset", "k", "systems", "context_changes", "later_finds"}
+    assert set(results) == {
+        "dataset",
+        "k",
+        "systems",
+        "context_changes",
+        "later_finds",
+        "missing_evidence",
+    }
     assert results["context_changes"] == {}  # memfuse did not run: nothing to compare with
     assert results["later_finds"] == {}
+    assert results["missing_evidence"] == {}  # no system with rounds: no pool to split by
     assert results["dataset"] == str(dataset) and results["k"] == 5
     assert list(results["systems"]) == BASELINES
     for block in results["systems"].values():
@@ -240,6 +248,15 @@ def test_registered_ingest_mode_adds_its_metrics_and_interrupted_stores_are_rebu
     assert memfuse["events_stored"] == 12.0 and memfuse["scenario_events"] == 12.0
     assert "events_stored" not in first.results["systems"]["bm25"]["overall"]
     assert first.ingests_run == 2  # one store per ingest mode
+    # memfuse's rounds report their pool: its missing gold is split by where it ended up
+    (row,) = first.results["missing_evidence"].values()
+    assert list(first.results["missing_evidence"]) == ["memfuse"]  # bm25 has no rounds
+    records = [json.loads(line) for line in (tmp_path / "out" / "questions.jsonl").open()]
+    mine = [r for r in records if r["system"] == "memfuse"]
+    assert all("missing_pooled" in r for r in mine)
+    assert not any("missing_pooled" in r for r in records if r["system"] == "bm25")
+    assert row["gold"] == sum(len(r["gold_ids"]) for r in mine)
+    assert row["in_context"] == row["gold"] - sum(len(r["missing_gold"]) for r in mine)
 
     markers = sorted((tmp_path / "stores").glob("bench_fused_*/bench-ingest.json"))
     assert len(markers) == 1

@@ -758,6 +758,10 @@ def test_round_two_finds_the_other_speakers_reply_that_round_one_cannot_reach(
     (entry,) = [e for e in full.context if e.node_id == "j1"]
     assert entry.provenance.startswith("pivot:colocated of ")
     assert one.found_by == {}  # one round: nothing found later
+    # the pool: every event found, with its round — the context's among them, and Jon's reply
+    # found by round 2 only; one round pools nothing later than round 1
+    assert set(full.event_ids) <= set(full.pooled) and full.pooled["j1"] == 2
+    assert set(one.pooled.values()) == {1} and set(one.event_ids) <= set(one.pooled)
 
 
 def phone_week() -> list[tuple[Any, ...]]:
