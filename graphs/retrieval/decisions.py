@@ -59,14 +59,9 @@ def search_config(recipe: str, k: int, use_constraints: bool, policy_key: str = 
     """The round's recipe with the tuned overrides (a `PlannerPolicy.key()`), k and the
     constraint switch applied."""
     config = PlannerPolicy.from_key(policy_key).apply(resolve_recipe(recipe))
-    changes: dict[str, Any] = {}
-    if config.top_k != k:
-        changes["top_k"] = k
-    if config.context.entries != k:
-        changes["context"] = config.context.model_copy(update={"entries": k})
-    if not use_constraints:
-        changes["use_constraints"] = False
-    return config.with_(**changes) if changes else config
+    if config.top_k != k or config.context.entries != k:
+        config = config.sized(k)
+    return config if use_constraints else config.with_(use_constraints=False)
 
 
 def run_search_config(context: RetrievalContext, resources: Resources, k: int) -> SearchConfig:

@@ -6,6 +6,7 @@ the engine: the engine reads the config and hard-wires nothing.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -304,8 +305,34 @@ class SearchConfig(BaseModel):
         return self.model_copy(update=changes)
 
     def sized(self, k: int) -> SearchConfig:
-        """The recipe returning k events into a context of k entries."""
-        return self.with_(top_k=k, context=self.context.model_copy(update={"entries": k}))
+        """The recipe returning k events into a context of k entries.
+
+        Past the k its lists were sized for (`REFERENCE_K`, or its own `top_k` when deeper),
+        the seed lists and the seed pool deepen in proportion, rounded up. The depths cap
+        what a search can return: at k = 60 a 20-deep dense list gave `naive_rag` 20 events,
+        a 30-deep pool gave `hybrid` 30 and memfuse about 33 on a 174-event household
+        (`memfuse bench -k 60`). Up to that k nothing changes, so every figure measured at
+        k = 20 stands; sizing twice for one k deepens once."""
+        changes: dict[str, object] = {
+            "top_k": k,
+            "context": self.context.model_copy(update={"entries": k}),
+        }
+        sized_for = max(self.top_k, REFERENCE_K)
+        if k > sized_for:
+
+            def deeper(depth: int) -> int:
+                return math.ceil(depth * k / sized_for)
+
+            changes.update({name: deeper(getattr(self, name)) for name in DEPTHS})
+            changes["guard"] = self.guard.model_copy(update={"depth": deeper(self.guard.depth)})
+        return self.with_(**changes)
+
+
+REFERENCE_K = 20
+"""The k every recipe's list depths were set for (the benchmark's k and `top_k`'s default)."""
+DEPTHS = ("dense_per_query", "bm25_top", "seed_pool")
+"""The fields that bound how many events one search can return: deepened with k by `sized`
+(and the guard's `depth`, which bounds what fills a plan's ranking that ran short)."""
 
 
 # Named recipes — one line each on what they are.

@@ -113,8 +113,9 @@ def run_search(
     guard_ids: list[str] = []
     if config.guard.enabled:
         reserve = reserved_slots(config.top_k, applied_confidence(plan, config), config.guard)
-        guard_ids = _ranked(guard_lists, config.rrf_k)[:reserve]
-        selected = _guarded(selected, guard_ids, config.top_k, scorer, pool)
+        unconstrained = _ranked(guard_lists, config.rrf_k)
+        guard_ids = unconstrained[:reserve]
+        selected = _guarded(selected, unconstrained, reserve, config.top_k, scorer, pool)
 
     contributors = {c.via_fused for c in selected if c.via_fused}
     fused = [c for c in pool.ranking() if c.node_id in contributors]
@@ -187,10 +188,16 @@ def _ranked(lists: dict[str, list[str]], rrf_k: int) -> list[str]:
 
 
 def _guarded(
-    selected: list[Candidate], guard_ids: list[str], k: int, scorer: Scorer, pool: ScoredPool
+    selected: list[Candidate],
+    unconstrained: list[str],
+    reserve: int,
+    k: int,
+    scorer: Scorer,
+    pool: ScoredPool,
 ) -> list[Candidate]:
-    """The selection with the guard's reserved ids in it (see `memory.search.guard`)."""
-    order = guarded_order([c.node_id for c in selected], guard_ids, k, len(guard_ids))
+    """The selection with the guard's `reserve` best ids in it (see `memory.search.guard`),
+    filled up to k from the rest of the guard's ranking when the plan's ran short."""
+    order = guarded_order([c.node_id for c in selected], unconstrained, k, reserve)
     by_id = {c.node_id: c for c in selected}
     missing = [i for i in order if i not in by_id]
     if missing:

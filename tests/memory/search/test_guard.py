@@ -179,7 +179,8 @@ def test_any_plan_keeps_the_unconstrained_top(data: st.DataObject, k: int, lexic
     baseline = (
         HYBRID_RRF.with_(common_word_share=config.common_word_share) if lexical else NAIVE_RAG
     )
-    plain = search(store, question, baseline.sized(config.guard.depth)).event_ids()
+    # the baseline's own list depths (as the guard's), returning as many as the guard reads
+    plain = search(store, question, baseline.with_(top_k=config.guard.depth)).event_ids()
     reserve = reserved_slots(k, applied_confidence(plan, config), config.guard)
     assert reserve >= -(-k * 3 // 10)
     assert result.guard_ids == plain[:reserve]
