@@ -35,6 +35,7 @@ from graphs.retrieval.planning import (
     finder_of,
     found_by,
     queries_of,
+    spare_order,
     stop_reason_of,
 )
 from graphs.retrieval.state import Judgement, PastQuestion, State
@@ -279,6 +280,7 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         (context.followup_evidence_events, context.followup_evidence_weight),
     )
     ranked = keep_reserved(ranked, state.guard_ids, k)  # round 1's guard, whatever was judged
+    ranked += spare_order(state.candidates, state.found, set(ranked))  # for places left empty
     chosen = [state.candidates[i] for i in ranked]
     pinned_fused = [i for i in selected if is_fused_id(i) and i in state.fused]
     contributors = {c.via_fused for c in chosen if c.via_fused} | set(pinned_fused)
