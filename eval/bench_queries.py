@@ -8,7 +8,7 @@ pays it. A data dir's embedding cache keeps every text it ever embedded, though:
 on the same data dir, or an ablation run after memfuse in the same run (which finds round 1's
 texts already there), timed memfuse without its model calls. Measured at a535559 with the
 cache emptied first, a new question cost memfuse 22–33 ms at p50 where the warm runs had read
-6–10 ms (README, "On questions the embedding cache has not seen").
+6–10 ms (docs/experiments.md, "On questions the embedding cache has not seen").
 
 So while a store's questions are timed, its embedder is `FreshQueries`: the question texts
 come from the vectors embedded before timing, every other text from the model itself, once

@@ -17,8 +17,7 @@ from graphs.retrieval.planning import spare_order
 from memory.models import NodeKind
 from memory.records import Candidate, ExpansionTrace
 from memory.store import MemoryStore
-from tests.support.embedders import tiny_embedder
-from tests.support.plain_events import QUERIES, plain_events
+from tests.support.plain_events import QUERIES, plain_events, plain_store
 
 EVENTS = plain_events()
 ASKED = EVENTS[-1].timestamp + timedelta(hours=1)
@@ -26,10 +25,8 @@ ASKED = EVENTS[-1].timestamp + timedelta(hours=1)
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
-    opened = MemoryStore.open(Path(tmp_path_factory.mktemp("sizes")), embedder=tiny_embedder())
-    opened.add_events(EVENTS)
-    yield opened
-    opened.close()
+    with plain_store(Path(tmp_path_factory.mktemp("sizes")), EVENTS) as opened:
+        yield opened
 
 
 @settings(

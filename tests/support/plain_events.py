@@ -4,9 +4,14 @@ matches a tenth of the stream and no query matches all of it)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from memory.models import Event
+from memory.store import MemoryStore
+from tests.support.embedders import tiny_embedder
 
 START = datetime(2026, 5, 11, 6, 0)
 WORDS = ["kettle", "door", "alarm", "walk", "milk", "oven", "piano", "sleep", "rain", "bike"]
@@ -26,3 +31,14 @@ def plain_events(n: int = 120) -> list[Event]:
         )
         for i in range(n)
     ]
+
+
+@contextmanager
+def plain_store(path: Path, events: list[Event]) -> Iterator[MemoryStore]:
+    """A real store at `path` (embedded Chroma, the tiny test embedder) holding `events`."""
+    store = MemoryStore.open(path, embedder=tiny_embedder())
+    try:
+        store.add_events(events)
+        yield store
+    finally:
+        store.close()

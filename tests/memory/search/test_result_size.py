@@ -31,8 +31,7 @@ from memory.search.config import (
     SearchConfig,
 )
 from memory.store import MemoryStore
-from tests.support.embedders import tiny_embedder
-from tests.support.plain_events import QUERIES, plain_events
+from tests.support.plain_events import QUERIES, plain_events, plain_store
 
 EVENTS = plain_events()
 ASKED = EVENTS[-1].timestamp + timedelta(hours=1)
@@ -45,10 +44,8 @@ ks = st.integers(min_value=1, max_value=len(EVENTS) + 10)
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
-    opened = MemoryStore.open(Path(tmp_path_factory.mktemp("sizes")), embedder=tiny_embedder())
-    opened.add_events(EVENTS)
-    yield opened
-    opened.close()
+    with plain_store(Path(tmp_path_factory.mktemp("sizes")), EVENTS) as opened:
+        yield opened
 
 
 @property_settings
