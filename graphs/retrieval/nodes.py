@@ -280,22 +280,25 @@ def assemble(state: State, runtime: Runtime[RetrievalContext]) -> dict[str, Any]
         (context.followup_evidence_events, context.followup_evidence_weight),
     )
     ranked = keep_reserved(ranked, state.guard_ids, k)  # round 1's guard, whatever was judged
-    ranked += spare_order(state.candidates, state.found, set(ranked))  # for places left empty
+    kept = set(ranked)
     chosen = [state.candidates[i] for i in ranked]
     pinned_fused = [i for i in selected if is_fused_id(i) and i in state.fused]
     contributors = {c.via_fused for c in chosen if c.via_fused} | set(pinned_fused)
+    # places the pack budget leaves empty (a fourth pack's members) go to the pool's next events
+    spare = spare_order(state.candidates, state.found, kept)
+    chosen += [state.candidates[i] for i in spare]
     fused = sorted(
         (state.fused[i] for i in contributors if i in state.fused),
         key=lambda c: (c.node_id not in pinned_fused, -c.score, c.node_id),
     )
-    pinned = [*state.guard_ids, *(i for i in selected if i in set(ranked)), *pinned_fused]
+    pinned = [*state.guard_ids, *(i for i in selected if i in kept), *pinned_fused]
     entries = (
         assemble_context(resources.view(request), chosen, fused, config.context, pinned_ids=pinned)
         if chosen or pinned
         else []
     )
     in_context = {e.node_id for e in entries}
-    event_ids = [i for i in ranked if i in in_context]
+    event_ids = [i for i in [*ranked, *spare] if i in in_context]
     stop_reason = (
         stop_reason_of(state, context)
         if resources.store is not None
