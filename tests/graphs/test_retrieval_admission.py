@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from graphs.retrieval.admission import QuestionRelevance, admit_later_finds
@@ -195,6 +195,7 @@ def contest(
 
 @settings(max_examples=80, deadline=None)
 @given(**CONTESTS, redundancy=st.sampled_from([0.0, 0.25, 0.6, 1.0]))
+@example(seed=505, n_first=2, n_later=2, k=2, slots=2, protected=0, redundancy=0.25)
 def test_the_contest_keeps_every_id_once_and_only_better_finds_win(
     seed: int,
     n_first: int,
@@ -220,7 +221,8 @@ def test_the_contest_keeps_every_id_once_and_only_better_finds_win(
     if free == 0:
         displaced = out[k : k + len(won)]
         # contest `step` was for place k-1-step; the places above it still held the events
-        # later contests displaced
+        # later contests displaced, and the finds earlier contests let in below it count as
+        # above too (a copy of one of them is no news either)
         for step, loser in enumerate(displaced):
             position = k - 1 - step
             winner = head[position]
@@ -228,6 +230,7 @@ def test_the_contest_keeps_every_id_once_and_only_better_finds_win(
             above = list(head[:position])
             for later_step in range(step + 1, len(displaced)):
                 above[k - 1 - later_step] = displaced[later_step]
+            above += [head[k - 1 - earlier] for earlier in range(step)]
             assert rel.values([winner], above)[0] > rel.values([loser], above)[0]
 
 
@@ -250,12 +253,14 @@ def test_with_reach_a_find_passes_over_a_holder_it_does_not_beat() -> None:
 
 @settings(max_examples=80, deadline=None)
 @given(**CONTESTS, reach=st.integers(1, 10))
+@example(seed=57701, n_first=9, n_later=8, k=4, slots=2, protected=0, reach=2)
 def test_within_its_reach_every_find_beats_the_event_it_displaced(
     seed: int, n_first: int, n_later: int, k: int, slots: int, protected: int, reach: int
 ) -> None:
     """Every id once; only the last `reach` unprotected places change; at most `slots` of
     them; and each find beat the event it displaced, against the events ranked above that
-    place (the contest walks up, so those are still round 1's)."""
+    place (the contest walks up, so those are still round 1's) and the finds already let in
+    below it."""
     first, later, rel = contest(seed, n_first, n_later, 0.5)
     protected = min(protected, len(first), k)
     out = admit_later_finds(first, later, k, slots, rel, protected, reach)
@@ -269,4 +274,5 @@ def test_within_its_reach_every_find_beats_the_event_it_displaced(
     assert len(changed) <= slots
     for p in changed:
         assert head[p].startswith("l")
-        assert rel.values([head[p]], first[:p])[0] > rel.values([first[p]], first[:p])[0]
+        above = [*first[:p], *(head[q] for q in changed if q > p)]
+        assert rel.values([head[p]], above)[0] > rel.values([first[p]], above)[0]
