@@ -7,6 +7,7 @@ No store writes and no LLM here, so each rule can be tested on its own.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from graphs.retrieval.admission import QuestionRelevance, admit_later_finds
 from graphs.retrieval.context import Backfill, RetrievalContext
@@ -116,10 +117,10 @@ def final_selection(
     taken = set(chosen)
     rest = [c for c in candidates.values() if c.node_id not in taken]
     if order == "history" and found:
-        last = (len(found) + 1, 0)
-        rest.sort(key=lambda c: (*found.get(c.node_id, last), -c.score, c.node_id))
-        first = [c.node_id for c in rest if found.get(c.node_id, last)[0] <= 1]
-        later = [c.node_id for c in rest if found.get(c.node_id, last)[0] > 1]
+        history = found_order(found)
+        rest.sort(key=history)
+        first = [c.node_id for c in rest if history(c)[0] <= 1]
+        later = [c.node_id for c in rest if history(c)[0] > 1]
         if relevance is not None:
             merged = [*chosen, *first]
             events, weight = evidence
@@ -144,10 +145,18 @@ def spare_order(
     (round, then rank): what fills a place the context budget leaves empty. A fourth pack's
     members, past `ContextBudget.max_fused`, are left out of the context; without these the
     context then held 18 events of 20 (three seed-11 questions, `memfuse bench --suite`)."""
-    last = (len(found) + 1, 0)
     rest = [c for c in candidates.values() if c.node_id not in taken and not is_fused_id(c.node_id)]
-    rest.sort(key=lambda c: (*found.get(c.node_id, last), -c.score, c.node_id))
+    rest.sort(key=found_order(found))
     return [c.node_id for c in rest]
+
+
+def found_order(
+    found: dict[str, tuple[int, int]],
+) -> Callable[[Candidate], tuple[int, int, float, str]]:
+    """The sort key of the order the searches found the candidates in: round, then rank in
+    that round's search (what no round reports comes last), then score and id."""
+    last = (len(found) + 1, 0)
+    return lambda c: (*found.get(c.node_id, last), -c.score, c.node_id)
 
 
 def added_by_round(event_ids: list[str], found: dict[str, tuple[int, int]]) -> list[list[str]]:
