@@ -12,6 +12,7 @@ import ctypes
 import os
 import shutil
 import sqlite3
+import struct
 import threading
 import uuid
 import warnings
@@ -90,10 +91,17 @@ def release_chroma_client(key: str) -> None:
 _LIVE_INDEXES: weakref.WeakSet[VectorIndex] = weakref.WeakSet()  # the indexes with a client
 _SCRUB_LOCK = threading.Lock()  # one scrub at a time: the malloc setting is process-wide
 _M_PERTURB = -6  # glibc's mallopt parameter: fill allocated (~byte) and freed (byte) memory
+_HNSW_HEADER = struct.Struct("<iQQQQ")
+"""The start of an HNSW segment's header.bin (hnswlib's persisted index, written field by field
+without padding): format version, level-0 offset, capacity in elements, elements stored,
+bytes per element in data_level0.bin."""
+_HNSW_FORMAT = 1  # the only header version whose layout is read here
+_LENGTH_BYTES = 4  # one float per element in length.bin
+_ZEROS = bytes(1 << 20)
 
 
 def _rebuild_folder(key: str, batch: int) -> dict[str, int]:
-    """Steps 1-4 of `VectorIndex.scrub` for the embedded client at path `key`."""
+    """Steps 1-5 of `VectorIndex.scrub` for the embedded client at path `key`."""
     with _CLIENTS_LOCK:
         client = _CLIENTS[key][0]
     users = [index for index in list(_LIVE_INDEXES) if index._client_key == key]
@@ -105,6 +113,7 @@ def _rebuild_folder(key: str, batch: int) -> dict[str, int]:
             index.flush()
         with _filled_heap() as filled:
             collections = list(client.list_collections())
+            spaces = {old.name: _space_of(old) for old in collections}
             for old in collections:
 
                 def adopt(fresh: Any, name: str = old.name) -> None:
@@ -115,13 +124,69 @@ def _rebuild_folder(key: str, batch: int) -> dict[str, int]:
 
                 kept += _rebuild_collection(client, old, batch, adopt)
         removed = _remove_unused_segment_dirs(Path(key))
+        blanked = _blank_unwritten_hnsw_bytes(Path(key), spaces)
     return {
         "rebuilt": len(collections),
         "kept": kept,
         "segment_dirs_removed": removed,
         "heap_filled": int(filled),
+        "hnsw_bytes_blanked": blanked,
         "indexes": len(users),
     }
+
+
+def _space_of(collection: Any) -> str:
+    """A collection's HNSW distance space (Chroma's default, l2, when it names none)."""
+    return str((collection.configuration_json.get("hnsw") or {}).get("space") or "l2")
+
+
+def _blank_unwritten_hnsw_bytes(folder: Path, spaces: dict[str, str]) -> int:
+    """Overwrite with zeros the bytes of each HNSW segment's files that hnswlib copies from
+    buffers it never filled: data_level0.bin past the last stored element, and length.bin
+    (read only in cosine space, where the stored elements' lengths are kept). The heap fill
+    (`_filled_heap`) covers most such buffers but not all: a small one (length.bin's, four
+    bytes per element of capacity) can come from a thread's malloc cache unfilled, and so hold
+    bytes a forgotten node left there (seen once in a full test run: a text_sha in length.bin).
+    `spaces`: distance space by collection name. A segment whose header is not the format read
+    here is left alone. Returns the number of bytes overwritten."""
+    query = (
+        "SELECT s.id, c.name FROM segments s JOIN collections c ON s.collection = c.id "
+        "WHERE s.scope = 'VECTOR'"
+    )
+    with closing(sqlite3.connect(folder / "chroma.sqlite3")) as conn:
+        segments = conn.execute(query).fetchall()
+    blanked = 0
+    for segment, name in segments:
+        directory = folder / str(segment)
+        header = directory / "header.bin"
+        if not header.is_file() or header.stat().st_size < _HNSW_HEADER.size:
+            continue
+        version, _, capacity, stored, per_element = _HNSW_HEADER.unpack_from(header.read_bytes())
+        if version != _HNSW_FORMAT or per_element <= 0 or stored > capacity:
+            continue
+        lengths_kept = stored if spaces.get(str(name)) == "cosine" else 0
+        blanked += _zero_from(directory / "length.bin", lengths_kept * _LENGTH_BYTES)
+        blanked += _zero_from(directory / "data_level0.bin", stored * per_element)
+    return blanked
+
+
+def _zero_from(path: Path, offset: int) -> int:
+    """Zero `path` from `offset` to its end, in place and synced; the number of bytes."""
+    if not path.is_file():
+        return 0
+    remaining = path.stat().st_size - offset
+    if remaining <= 0:
+        return 0
+    with open(path, "r+b") as file:
+        file.seek(offset)
+        left = remaining
+        while left:
+            step = min(left, len(_ZEROS))
+            file.write(memoryview(_ZEROS)[:step])
+            left -= step
+        file.flush()
+        os.fsync(file.fileno())
+    return remaining
 
 
 def _rebuild_collection(client: Any, old: Any, batch: int, adopt: Callable[[Any], None]) -> int:
@@ -182,9 +247,11 @@ def _remove_unused_segment_dirs(folder: Path) -> int:
 
 @contextmanager
 def _filled_heap() -> Iterator[bool]:
-    """While the block runs, glibc fills every block malloc hands out or takes back, so
-    buffers hnswlib writes without initialising hold filler, not old heap contents. Yields
-    whether that is in effect (False off glibc); a process started with MALLOC_PERTURB_ or
+    """While the block runs, glibc fills the blocks malloc hands out or takes back through its
+    arenas, so most buffers hnswlib writes without initialising hold filler, not old heap
+    contents; a small block that a thread's cache (tcache) serves is not filled, which is why
+    the scrub also blanks those bytes in the files (`_blank_unwritten_hnsw_bytes`). Yields
+    whether the fill is in effect (False off glibc); a process started with MALLOC_PERTURB_ or
     the glibc.malloc.perturb tunable already has it and keeps its setting."""
     preset = os.environ.get("MALLOC_PERTURB_", "").lstrip("0")  # "0" leaves it off
     if preset or "glibc.malloc.perturb" in os.environ.get("GLIBC_TUNABLES", ""):

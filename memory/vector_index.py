@@ -183,9 +183,13 @@ class VectorIndex(VectorTable):
            open in this process would re-create the segment files from process memory;
         3. on glibc, malloc is told (mallopt M_PERTURB) to fill what it hands out and takes
            back while this runs, so the new files get filler, not heap leftovers (reported as
-           "heap_filled"; elsewhere 0, and the new files may hold such leftovers);
+           "heap_filled"; elsewhere 0);
         4. segment folders no collection uses any more (Chroma leaves them behind) are removed;
-        5. chroma.sqlite3 is VACUUMed through a separate connection, which drops the freed
+        5. the new HNSW files' bytes that hnswlib copies from buffers it never filled (length.bin
+           outside cosine space, data_level0.bin past the last element) are overwritten with
+           zeros ("hnsw_bytes_blanked"): the fill of step 3 misses a small buffer that a
+           thread's malloc cache hands out, and one such length.bin held a forgotten text_sha;
+        6. chroma.sqlite3 is VACUUMed through a separate connection, which drops the freed
            pages; the client stays open (Chroma's idle connections do not block it).
 
         Indexes of this process on the client are re-pointed to their rebuilt collections and
@@ -198,15 +202,15 @@ class VectorIndex(VectorTable):
         the server's log, freed pages and HNSW tombstones is the operator's job (for example
         `chroma vacuum` with the server stopped, or re-creating the collection).
 
-        Not covered: afterwards hnswlib still writes 4 uninitialised bytes per new vector to
-        length.bin (and a new index's unused slots), which may pick up anything this process
-        freed, forgotten nodes included; starting the process with MALLOC_PERTURB_ (or
-        GLIBC_TUNABLES=glibc.malloc.perturb) set, or forgetting in a short-lived process,
-        closes that. Returns what was done, with "elapsed_ms".
+        Not covered: the rebuilt index in this process's memory still holds those buffers, and
+        afterwards hnswlib writes 4 of their bytes per new vector to length.bin (and a new
+        index's unused slots), which may pick up anything this process freed, forgotten nodes
+        included; forgetting in a short-lived process closes that. Returns what was done, with
+        "elapsed_ms".
         """
         started = time.perf_counter()
         report = {"server": 0, "rebuilt": 0, "kept": 0, "segment_dirs_removed": 0}
-        report |= {"vacuumed": 0, "heap_filled": 0, "indexes": 0}
+        report |= {"vacuumed": 0, "heap_filled": 0, "hnsw_bytes_blanked": 0, "indexes": 0}
         with self._lock:
             self.flush()
             key = self._client_key

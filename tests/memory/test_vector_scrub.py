@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memory import chroma_clients
+from memory.chroma_clients import acquire_chroma_client, release_chroma_client
 from memory.models import NodeKind
-from memory.vector_index import IndexedVector, VectorIndex, VectorIndexConfig
+from memory.vector_index import IndexedVector, VectorIndex, VectorIndexConfig, collection_name
 from memory.vector_table import text_fingerprint
 
 T0 = datetime(2024, 3, 1, 8, 0, 0)
@@ -118,6 +120,97 @@ def test_scrub_writes_no_heap_leftovers_into_the_new_hnsw_files(tmp_path: Path) 
         if not report["heap_filled"]:
             pytest.skip("no glibc: the heap cannot be filled, hnswlib may write leftovers")
         assert traces(chroma_dir, secret) == {}, (kept, seed)
+
+
+def plant(folder: Path, forgotten: Sequence[IndexedVector]) -> None:
+    """What an unfilled malloc buffer would carry into the new HNSW files: the forgotten nodes'
+    text_shas and vectors over all of each length.bin and the unused tail of data_level0.bin."""
+    junk = b"".join(
+        text_fingerprint(n.text).encode() + np.asarray(n.vector, dtype=np.float32).tobytes()
+        for n in forgotten
+    )
+    for segment in (p for p in folder.iterdir() if p.is_dir()):
+        stored, per_element = chroma_clients._HNSW_HEADER.unpack_from(
+            (segment / "header.bin").read_bytes()
+        )[3:5]
+        for name, start in (("length.bin", 0), ("data_level0.bin", stored * per_element)):
+            path = segment / name
+            size = path.stat().st_size - start
+            with open(path, "r+b") as file:
+                file.seek(start)
+                file.write((junk * (size // len(junk) + 1))[:size])
+
+
+def test_scrub_blanks_what_hnswlib_copies_from_unfilled_buffers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heap fill does not reach a buffer a thread's malloc cache hands out (length.bin's is
+    four bytes per element of capacity): such leftovers, planted here into the rebuilt files
+    before the scrub's last step, must not survive it, and the index still loads from disk."""
+    chroma_dir = tmp_path / "chroma"
+    rng = np.random.default_rng(11)
+    keep, secret = nodes("keep", unit_vectors(rng, 60)), nodes("secret", unit_vectors(rng, 60))
+    remove = chroma_clients._remove_unused_segment_dirs
+
+    def remove_then_plant(folder: Path) -> int:
+        removed = remove(folder)
+        plant(folder, secret)
+        assert traces(folder, secret)  # planted where the check looks, so it can fail
+        return removed
+
+    monkeypatch.setattr(chroma_clients, "_remove_unused_segment_dirs", remove_then_plant)
+    index = VectorIndex.open("home", "s1", path=chroma_dir, config=VIA_CHROMA)
+    try:
+        index.upsert(interleaved(keep, secret))
+        index.flush()
+        index.delete([n.node_id for n in secret])
+        report = index.scrub()
+        assert report["hnsw_bytes_blanked"] > 0
+        assert traces(chroma_dir, secret) == {}
+    finally:
+        index.close()
+    reopened = VectorIndex.open("home", "s1", path=chroma_dir, config=VIA_CHROMA)
+    try:
+        reopened.load()
+        for n in keep:
+            stored = reopened.get(n.node_id)
+            assert stored is not None and np.array_equal(stored, n.vector)
+            assert reopened.search(n.vector, 1)[0][0] == n.node_id
+    finally:
+        reopened.close()
+
+
+def test_scrub_keeps_the_lengths_a_cosine_collection_reads(tmp_path: Path) -> None:
+    """A collection made in cosine space (before the store chose inner product) keeps its space,
+    and there hnswlib multiplies a stored vector by its length.bin entry on the way out: the
+    blanking leaves the stored elements' lengths alone."""
+    chroma_dir = tmp_path / "chroma"
+    rng = np.random.default_rng(12)
+    keep = nodes("keep", unit_vectors(rng, 30) * 3.0)
+    key, client = acquire_chroma_client(path=chroma_dir)
+    try:
+        client.get_or_create_collection(
+            collection_name("home", "s1"),
+            configuration={"hnsw": {"space": "cosine"}},
+            embedding_function=None,
+        )
+        index = VectorIndex.open("home", "s1", path=chroma_dir, config=VIA_CHROMA)
+        try:
+            index.upsert(keep)
+            index.flush()
+            index.scrub()
+        finally:
+            index.close()
+    finally:
+        release_chroma_client(key)
+    reopened = VectorIndex.open("home", "s1", path=chroma_dir, config=VIA_CHROMA)
+    try:  # the client closed with its last user: the segment is read back from its files
+        rows = reopened._col.get(ids=[n.node_id for n in keep], include=["embeddings"])
+    finally:
+        reopened.close()
+    by_id = dict(zip(rows["ids"], rows["embeddings"]))
+    for n in keep:
+        assert np.allclose(by_id[n.node_id], n.vector, atol=1e-5)
 
 
 def test_scrub_of_everything_leaves_an_empty_working_collection(tmp_path: Path) -> None:
