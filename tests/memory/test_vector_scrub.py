@@ -64,6 +64,29 @@ def interleaved(keep: list[IndexedVector], secret: list[IndexedVector]) -> list[
     return [node for pair in zip(keep, secret) for node in pair]
 
 
+def assert_reopens_with_only(
+    chroma_dir: Path, keep: Sequence[IndexedVector], secret: Sequence[IndexedVector]
+) -> None:
+    """Opened again (the client closed with its last user, so the HNSW segment is read from its
+    files), the index holds exactly `keep`, bit for bit and found through the HNSW, nothing of
+    `secret`, and opening it wrote nothing of them back."""
+    reopened = VectorIndex.open("home", "s1", path=chroma_dir, config=VIA_CHROMA)
+    try:
+        reopened.load()
+        assert len(reopened) == len(keep)
+        assert all(n.node_id not in reopened for n in secret)
+        assert reopened._col.get(ids=[n.node_id for n in secret])["ids"] == []
+        for n in keep:
+            stored = reopened.get(n.node_id)
+            assert stored is not None and np.array_equal(stored, n.vector)  # bit-exact
+            assert reopened.search(n.vector, 1)[0][0] == n.node_id  # found through the HNSW
+        hits = {i for n in secret for i, _ in reopened.search(n.vector, 5)}
+        assert not any(i.startswith("secret_") for i in hits)
+    finally:
+        reopened.close()
+    assert traces(chroma_dir, secret) == {}
+
+
 def test_scrub_leaves_no_trace_of_deleted_nodes(tmp_path: Path) -> None:
     chroma_dir = tmp_path / "chroma"
     rng = np.random.default_rng(7)
@@ -83,21 +106,7 @@ def test_scrub_leaves_no_trace_of_deleted_nodes(tmp_path: Path) -> None:
     finally:
         index.close()
 
-    reopened = VectorIndex.open("home", "s1", path=chroma_dir, config=VIA_CHROMA)
-    try:
-        reopened.load()
-        assert len(reopened) == len(keep)
-        assert all(n.node_id not in reopened for n in secret)
-        assert reopened._col.get(ids=[n.node_id for n in secret])["ids"] == []
-        for n in keep:
-            stored = reopened.get(n.node_id)
-            assert stored is not None and np.array_equal(stored, n.vector)  # bit-exact
-            assert reopened.search(n.vector, 1)[0][0] == n.node_id  # found through the HNSW
-        hits = {i for n in secret for i, _ in reopened.search(n.vector, 5)}
-        assert not any(i.startswith("secret_") for i in hits)
-    finally:
-        reopened.close()
-    assert traces(chroma_dir, secret) == {}  # opening again wrote nothing of them back
+    assert_reopens_with_only(chroma_dir, keep, secret)
 
 
 def test_scrub_writes_no_heap_leftovers_into_the_new_hnsw_files(tmp_path: Path) -> None:
@@ -169,15 +178,7 @@ def test_scrub_blanks_what_hnswlib_copies_from_unfilled_buffers(
         assert traces(chroma_dir, secret) == {}
     finally:
         index.close()
-    reopened = VectorIndex.open("home", "s1", path=chroma_dir, config=VIA_CHROMA)
-    try:
-        reopened.load()
-        for n in keep:
-            stored = reopened.get(n.node_id)
-            assert stored is not None and np.array_equal(stored, n.vector)
-            assert reopened.search(n.vector, 1)[0][0] == n.node_id
-    finally:
-        reopened.close()
+    assert_reopens_with_only(chroma_dir, keep, secret)
 
 
 def test_scrub_keeps_the_lengths_a_cosine_collection_reads(tmp_path: Path) -> None:
