@@ -97,7 +97,7 @@ without padding): format version, level-0 offset, capacity in elements, elements
 bytes per element in data_level0.bin."""
 _HNSW_FORMAT = 1  # the only header version whose layout is read here
 _LENGTH_BYTES = 4  # one float per element in length.bin
-_ZEROS = bytes(1 << 20)
+_ZERO_CHUNK = 1 << 20  # bytes written at a time when blanking
 
 
 def _rebuild_folder(key: str, batch: int) -> dict[str, int]:
@@ -123,8 +123,9 @@ def _rebuild_folder(key: str, batch: int) -> dict[str, int]:
                             index._col, index._chroma_count = fresh, count
 
                 kept += _rebuild_collection(client, old, batch, adopt)
-        removed = _remove_unused_segment_dirs(Path(key))
-        blanked = _blank_unwritten_hnsw_bytes(Path(key), spaces)
+        segments = _vector_segments(Path(key))
+        removed = _remove_unused_segment_dirs(Path(key), set(segments))
+        blanked = _blank_unwritten_hnsw_bytes(Path(key), segments, spaces)
     return {
         "rebuilt": len(collections),
         "kept": kept,
@@ -140,31 +141,39 @@ def _space_of(collection: Any) -> str:
     return str((collection.configuration_json.get("hnsw") or {}).get("space") or "l2")
 
 
-def _blank_unwritten_hnsw_bytes(folder: Path, spaces: dict[str, str]) -> int:
+def _vector_segments(folder: Path) -> dict[str, str]:
+    """The folder's vector segments (each one HNSW folder named by its id): collection name by
+    segment id, from Chroma's own tables."""
+    query = (
+        "SELECT s.id, c.name FROM segments s JOIN collections c ON s.collection = c.id "
+        "WHERE s.scope = 'VECTOR'"
+    )
+    with closing(sqlite3.connect(folder / "chroma.sqlite3")) as conn:
+        return {str(segment): str(name) for segment, name in conn.execute(query)}
+
+
+def _blank_unwritten_hnsw_bytes(
+    folder: Path, segments: dict[str, str], spaces: dict[str, str]
+) -> int:
     """Overwrite with zeros the bytes of each HNSW segment's files that hnswlib copies from
     buffers it never filled: data_level0.bin past the last stored element, and length.bin
     (read only in cosine space, where the stored elements' lengths are kept). The heap fill
     (`_filled_heap`) covers most such buffers but not all: a small one (length.bin's, four
     bytes per element of capacity) can come from a thread's malloc cache unfilled, and so hold
     bytes a forgotten node left there (seen once in a full test run: a text_sha in length.bin).
-    `spaces`: distance space by collection name. A segment whose header is not the format read
-    here is left alone. Returns the number of bytes overwritten."""
-    query = (
-        "SELECT s.id, c.name FROM segments s JOIN collections c ON s.collection = c.id "
-        "WHERE s.scope = 'VECTOR'"
-    )
-    with closing(sqlite3.connect(folder / "chroma.sqlite3")) as conn:
-        segments = conn.execute(query).fetchall()
+    `segments`: collection name by segment id (`_vector_segments`); `spaces`: distance space
+    by collection name. A segment whose header is not the format read here is left alone.
+    Returns the number of bytes overwritten."""
     blanked = 0
-    for segment, name in segments:
-        directory = folder / str(segment)
+    for segment, name in segments.items():
+        directory = folder / segment
         header = directory / "header.bin"
         if not header.is_file() or header.stat().st_size < _HNSW_HEADER.size:
             continue
         version, _, capacity, stored, per_element = _HNSW_HEADER.unpack_from(header.read_bytes())
         if version != _HNSW_FORMAT or per_element <= 0 or stored > capacity:
             continue
-        lengths_kept = stored if spaces.get(str(name)) == "cosine" else 0
+        lengths_kept = stored if spaces.get(name) == "cosine" else 0
         blanked += _zero_from(directory / "length.bin", lengths_kept * _LENGTH_BYTES)
         blanked += _zero_from(directory / "data_level0.bin", stored * per_element)
     return blanked
@@ -177,12 +186,13 @@ def _zero_from(path: Path, offset: int) -> int:
     remaining = path.stat().st_size - offset
     if remaining <= 0:
         return 0
+    zeros = bytes(min(remaining, _ZERO_CHUNK))
     with open(path, "r+b") as file:
         file.seek(offset)
         left = remaining
         while left:
-            step = min(left, len(_ZEROS))
-            file.write(memoryview(_ZEROS)[:step])
+            step = min(left, len(zeros))
+            file.write(memoryview(zeros)[:step])
             left -= step
         file.flush()
         os.fsync(file.fileno())
@@ -229,10 +239,9 @@ def _rebuild_collection(client: Any, old: Any, batch: int, adopt: Callable[[Any]
     return len(ids)
 
 
-def _remove_unused_segment_dirs(folder: Path) -> int:
-    """Remove the HNSW segment folders (named by segment uuid) no vector segment uses."""
-    with closing(sqlite3.connect(folder / "chroma.sqlite3")) as conn:
-        used = {str(r[0]) for r in conn.execute("SELECT id FROM segments WHERE scope = 'VECTOR'")}
+def _remove_unused_segment_dirs(folder: Path, used: set[str]) -> int:
+    """Remove the HNSW segment folders (named by segment uuid) not among the `used` vector
+    segments' ids."""
     removed = 0
     for child in folder.iterdir():
         try:

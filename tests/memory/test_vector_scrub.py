@@ -161,8 +161,8 @@ def test_scrub_blanks_what_hnswlib_copies_from_unfilled_buffers(
     keep, secret = nodes("keep", unit_vectors(rng, 60)), nodes("secret", unit_vectors(rng, 60))
     remove = chroma_clients._remove_unused_segment_dirs
 
-    def remove_then_plant(folder: Path) -> int:
-        removed = remove(folder)
+    def remove_then_plant(folder: Path, used: set[str]) -> int:
+        removed = remove(folder, used)
         plant(folder, secret)
         assert traces(folder, secret)  # planted where the check looks, so it can fail
         return removed
